@@ -1,0 +1,59 @@
+"""MkDocs hook: render tables and charts from files under docs/data/ at build time.
+
+A page asks for a rendering with a one-line comment, outside code fences:
+
+    <!-- render NAME key=value key="value with spaces" -->
+
+NAME is a function registered with ``@renderer("NAME")`` in a module of the
+``renderers`` package beside this file. It receives the docs folder and the
+key=value pairs and returns Markdown/HTML that replaces the comment. An unknown
+NAME, a missing data file or a renderer error fails the build, so a page can never
+show a stale or hand-typed figure in place of the measured one.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+
+sys.path.insert(0, str(Path(__file__).parent))
+import renderers  # noqa: E402  (needs the path above)
+
+DIRECTIVE = re.compile(r"^<!--\s*render\s+(?P<name>[\w.-]+)(?P<args>.*?)-->\s*$")
+FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def parse_args(text: str) -> dict[str, str]:
+    args = {}
+    for token in shlex.split(text):
+        key, sep, value = token.partition("=")
+        if not sep:
+            raise ValueError(f"argument {token!r} is not key=value")
+        args[key] = value
+    return args
+
+
+def render_markdown(markdown: str, docs_dir: Path, page_name: str) -> str:
+    out, in_fence = [], False
+    for line in markdown.splitlines():
+        if FENCE.match(line):
+            in_fence = not in_fence
+        match = None if in_fence else DIRECTIVE.match(line.strip())
+        if not match:
+            out.append(line)
+            continue
+        name = match["name"]
+        try:
+            func = renderers.get(name)
+            out.append(func(docs_dir, **parse_args(match["args"])))
+        except Exception as exc:  # any failure must stop the build, with the page named
+            raise PluginError(f"{page_name}: render {name}: {exc}") from exc
+    return "\n".join(out) + "\n"
+
+
+def on_page_markdown(markdown, page, config, files):
+    return render_markdown(markdown, Path(config["docs_dir"]), page.file.src_uri)

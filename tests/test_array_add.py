@@ -1,0 +1,116 @@
+"""Array addition: the C, CUDA C and Numba versions, on the CPU and (marked gpu) on a real GPU."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import HAS_GPU, SNIPPETS, load_snippet, run_snippet
+
+NUMBA = "array_add/vector_add_numba.py"
+
+
+@pytest.fixture(scope="module")
+def c_binary(tmp_path_factory):
+    gcc = shutil.which("gcc") or pytest.skip("gcc is not on PATH")
+    exe = tmp_path_factory.mktemp("c") / "vector_add"
+    subprocess.run([gcc, "-O2", "-Wall", "-Werror", "-o", str(exe),
+                    str(SNIPPETS / "array_add/vector_add.c")], check=True)
+    return exe
+
+
+@pytest.mark.parametrize("n", [1, 6, 255, 256, 257, 100_003])
+def test_c_version_adds_every_element(c_binary, n):
+    out = subprocess.run([c_binary, str(n)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == f"OK: all {n} elements match"
+    assert out.stdout.startswith("C = A + B: 8")
+
+
+@pytest.mark.parametrize("arg", ["0", "-5", "abc", "12x", "99999999999999"])
+def test_c_version_rejects_bad_n(c_binary, arg):
+    out = subprocess.run([c_binary, arg], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and out.stderr.startswith("error: N must be")
+
+
+def test_cuda_version_fails_loudly_without_a_gpu(nvcc_build):
+    if HAS_GPU:
+        pytest.skip("this machine has a GPU; the gpu tests cover it")
+    exe = nvcc_build("array_add/vector_add.cu")
+    out = subprocess.run([exe], capture_output=True, text=True)
+    assert out.returncode != 0
+    assert "CUDA error: cudaError" in out.stderr  # e.g. cudaErrorInsufficientDriver / NoDevice
+    assert "OK" not in out.stdout
+
+
+def test_cuda_version_rejects_bad_n_before_touching_the_gpu(nvcc_build):
+    exe = nvcc_build("array_add/vector_add.cu")
+    out = subprocess.run([exe, "0"], capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.startswith("error: N must be")
+
+
+@pytest.mark.parametrize("n", [1, 6, 33, 257, 1000])
+def test_numba_kernel_matches_numpy(n):
+    mod = load_snippet(NUMBA)
+    a, b = mod.make_inputs(n)
+    np.testing.assert_array_equal(mod.add_on_gpu(a, b), a + b)
+
+
+def test_numba_kernel_writes_every_element():
+    # Poison the output: an element the kernel skips stays NaN and fails the check.
+    mod = load_snippet(NUMBA)
+    from numba import cuda
+
+    a, b = mod.make_inputs(300)
+    d_c = cuda.to_device(np.full(300, np.nan, dtype=np.float32))
+    mod.vector_add[2, 256](cuda.to_device(a), cuda.to_device(b), d_c)
+    assert not np.isnan(d_c.copy_to_host()).any()
+
+
+def test_numba_format_shortens_long_results():
+    mod = load_snippet(NUMBA)
+    assert mod.format_result(np.arange(12, dtype=np.float32)) == "C = A + B: 0 1 2 ... 9 10 11"
+
+
+@pytest.mark.parametrize("arg", ["0", "-1", "many"])
+def test_numba_cli_rejects_bad_n(arg):
+    out = run_snippet(NUMBA, arg)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "error:" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_numba_cli_says_when_there_is_no_gpu():
+    if HAS_GPU:
+        pytest.skip("this machine has a GPU")
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    out = run_snippet(NUMBA, env=env)
+    assert out.returncode == 1
+    assert out.stderr.strip() == ("error: no CUDA GPU found; to try this on the CPU, "
+                                  "set NUMBA_ENABLE_CUDASIM=1")
+
+
+# On a real GPU: the sizes of the issue, including one past 2^28 elements' worth of blocks.
+GPU_SIZES = [6, 1_000_003, 2**28]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", GPU_SIZES)
+def test_cuda_binary_on_gpu(nvcc_build, n):
+    exe = nvcc_build("array_add/vector_add.cu")
+    out = subprocess.run([exe, str(n)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == f"OK: all {n} elements match"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", GPU_SIZES)
+def test_numba_on_gpu(n):
+    out = run_snippet(NUMBA, n)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == f"OK: all {n} elements match"
