@@ -1,0 +1,83 @@
+"""Timing done the fair way: warm up first, repeat, report median, min and max.
+
+`time_host` times with the host clock; the function it times must finish its device work
+itself (for example by copying the result back or synchronising). `time_cuda` times device
+work with CUDA events recorded on the stream around the call.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+MIN_REPEATS = 10
+
+
+@dataclass
+class Stats:
+    median_s: float
+    min_s: float
+    max_s: float
+    repeats: int
+    clock: str  # "host" or "cuda-event"
+
+    @property
+    def spread(self) -> float:
+        """max / min: how much repeats disagree (1.0 is perfect)."""
+        return self.max_s / self.min_s if self.min_s > 0 else float("inf")
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"spread": round(self.spread, 4)}
+
+
+def _stats(samples: list[float], clock: str) -> Stats:
+    return Stats(statistics.median(samples), min(samples), max(samples), len(samples), clock)
+
+
+def _check(repeats: int, warmup: int) -> None:
+    if repeats < 1 or warmup < 0:
+        raise ValueError(f"repeats must be >= 1 and warmup >= 0, got {repeats} and {warmup}")
+
+
+def time_host(fn: Callable[[], object], repeats: int = MIN_REPEATS, warmup: int = 2) -> Stats:
+    _check(repeats, warmup)
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return _stats(samples, "host")
+
+
+def time_cuda(fn: Callable[[], object], repeats: int = MIN_REPEATS, warmup: int = 2) -> Stats:
+    """Time device work between two CUDA events (what the GPU did, not host overhead)."""
+    from numba import config, cuda
+
+    if config.ENABLE_CUDASIM:  # the simulator's events return -1: use the host clock instead
+        stats = time_host(fn, repeats, warmup)
+        stats.clock = "host (CUDA simulator)"
+        return stats
+    _check(repeats, warmup)
+    for _ in range(warmup):
+        fn()
+    cuda.synchronize()
+    samples = []
+    for _ in range(repeats):
+        start, end = cuda.event(), cuda.event()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) / 1e3)  # ms -> s
+    return _stats(samples, "cuda-event")
+
+
+def time_once(fn: Callable[[], object]) -> float:
+    """Seconds for one call: for first calls that include compilation."""
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
