@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs topic scripts on a machine with an NVIDIA GPU and packs what they write.
+#   OUT=/some/dir bash gpu/run_all.sh array_add mandelbrot ...
+# Each gpu/<topic>.sh gets an empty RESULTS_DIR; everything ends up in $OUT/results.tgz
+# (plus $OUT/summary.txt). Python wheels found in .whl/ (e.g. numpy 2.4 for numba-cuda,
+# keras) are installed to a private folder first and put on PYTHONPATH.
+set -u
+cd "$(dirname "$0")/.."
+: "${OUT:?set OUT to the folder that should receive results.tgz}"
+if compgen -G ".whl/*.whl" >/dev/null; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+        --target /tmp/site .whl/*.whl || exit 1
+    export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+# Several-GPU machines here must keep NVLink multicast off.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1 NUMBA_ENABLE_CUDASIM=0
+root=/tmp/gpu_results
+rm -rf "$root" && mkdir -p "$root"
+nvidia-smi > "$root/nvidia-smi.txt" 2>&1
+for topic in "$@"; do
+    export RESULTS_DIR="$root/$topic"
+    mkdir -p "$RESULTS_DIR"
+    start=$(date +%s)
+    bash "gpu/$topic.sh" > "$RESULTS_DIR/log.txt" 2>&1
+    status=$?
+    echo "$topic: exit $status in $(( $(date +%s) - start )) s" | tee -a "$root/summary.txt"
+    tail -n 25 "$RESULTS_DIR/log.txt"
+done
+tar czf "$OUT/results.tgz" -C "$root" .
+cp "$root/summary.txt" "$OUT/summary.txt"
