@@ -1,0 +1,185 @@
+"""AWS instance tables for the "GPUs on AWS" page, rendered from docs/data/aws-*.csv.
+
+The instance file is validated by the chooser's own loader (snippets/aws/choose_instance.py), so
+the page and the chooser read the same file under the same rules.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import sys
+from html import escape
+from pathlib import Path
+
+from . import markdown_table, renderer
+
+_CHOOSER = Path(__file__).resolve().parents[2] / "snippets" / "aws" / "choose_instance.py"
+_spec = importlib.util.spec_from_file_location("aws_choose_instance", _CHOOSER)
+chooser = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = chooser  # dataclasses look their module up there
+_spec.loader.exec_module(chooser)
+
+UNCONFIRMED = "†"
+TABS = [("Training", "training"), ("Inference", "inference"), ("Graphics", "graphics")]
+
+
+def read_rows(docs_dir: Path, path: str) -> list[dict]:
+    file = docs_dir / path
+    if not file.is_file():
+        raise FileNotFoundError(f"data file {path} not found under {docs_dir}")
+    with open(file, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def instance_rows(docs_dir: Path, path: str) -> list[dict]:
+    chooser.load_instances(docs_dir / path)  # raises on any invalid row
+    return read_rows(docs_dir, path)
+
+
+FLAGGED = {"specs": {"accelerators", "vcpus", "memory_gib"}, "status": {"status"},
+           "spec date": {"sources"}, "price": {"price"}}
+
+
+def mark(text: str, field: str, row: dict) -> str:
+    """Append the unconfirmed mark when the row's `unconfirmed` column covers this field."""
+    flagged = {f.strip() for f in row.get("unconfirmed", "").split(";") if f.strip()}
+    hit = any(field in FLAGGED.get(f, {f}) for f in flagged)
+    return f"{text} {UNCONFIRMED}" if hit else text
+
+
+def accelerators(row: dict) -> str:
+    count = float(row["accelerator_count"])
+    size = f"{float(row['accelerator_memory_gib']):g} GiB"
+    if count < 1:
+        return f"{count:g} of 1 ({size})"
+    return f"{count:g} × {size}"
+
+
+def table_for(rows: list[dict], sources: dict[str, int]) -> str:
+    header = ["instance", "accelerator", "accelerators", "vCPUs", "RAM GiB", "$/hour",
+              "$/accelerator-hour", "BF16 / FP8", "status", "sources"]
+    body = []
+    for r in sorted(rows, key=lambda r: (r["family"], float(r["on_demand_usd_per_hour"]))):
+        lp = set(r["low_precision"].split(";"))
+        refs = sorted({sources[(r["price_source"], r["price_as_of"])],
+                       sources[(r["spec_source"], r["spec_as_of"])]})
+        body.append([
+            f"`{r['instance_type']}`", r["accelerator"], mark(accelerators(r), "accelerators", r),
+            mark(r["vcpus"], "vcpus", r), mark(r["memory_gib"], "memory_gib", r),
+            mark(f"{float(r['on_demand_usd_per_hour']):.4f}", "price", r),
+            f"{float(r['usd_per_accelerator_hour']):.4f}",
+            f"{'yes' if 'bf16' in lp else 'no'} / {'yes' if 'fp8' in lp else 'no'}",
+            mark(r["status"], "status", r), mark(" ".join(f"[{n}]" for n in refs), "sources", r)])
+    return markdown_table(header, body, "lllrrrrlll")
+
+
+def indent(text: str) -> str:
+    return "\n".join(("    " + line) if line else "" for line in text.splitlines())
+
+
+@renderer("aws_instances")
+def aws_instances(docs_dir: Path, path: str) -> str:
+    rows = instance_rows(docs_dir, path)
+    keys = sorted({(r["price_source"], r["price_as_of"]) for r in rows}
+                  | {(r["spec_source"], r["spec_as_of"]) for r in rows})
+    sources = {k: n for n, k in enumerate(keys, start=1)}
+    out = []
+    for title, role in TABS:
+        live = [r for r in rows if r["role"] == role and r["status"] != "retired"]
+        out.append(f'=== "{title} ({len(live)})"\n\n{indent(table_for(live, sources))}\n')
+    retired = [r for r in rows if r["status"] == "retired"]
+    out.append(f'=== "Retired ({len(retired)})"\n\n{indent(table_for(retired, sources))}\n')
+    notes = [f"- `{r['instance_type']}`: {escape(r['notes'])}" for r in rows if r.get("notes")
+             and not r["instance_type"].startswith(("g4ad.", "p3."))]
+    seen_fam = set()
+    for r in rows:  # one note per family for the families whose rows all share it
+        fam = r["instance_type"].split(".")[0]
+        if r["instance_type"].startswith(("g4ad.", "p3.")) and fam not in seen_fam:
+            seen_fam.add(fam)
+            notes.append(f"- `{fam}.*`: {escape(r['notes'])}")
+    listing = "\n".join(f"[{n}] {escape(src)}, as of {date}" for (src, date), n in sources.items())
+    legend = (f"{UNCONFIRMED} not confirmed by a primary source (see the row's notes). "
+              "$/accelerator-hour is the price divided by the number of accelerators; for a "
+              "fraction of a GPU it is the price of a whole one at that rate. BF16 / FP8: whether "
+              "the accelerator computes natively in that format.")
+    return ("\n".join(out) + f"\n{legend}\n\nNotes:\n\n" + "\n".join(notes)
+            + "\n\nSources:\n\n" + "\n".join(f"- {line}" for line in listing.splitlines()) + "\n")
+
+
+@renderer("aws_price_changes")
+def aws_price_changes(docs_dir: Path, path: str, instances: str) -> str:
+    history = read_rows(docs_dir, path)
+    now = {r["instance_type"]: r for r in instance_rows(docs_dir, instances)}
+    cut = [r for r in history if r["note"].endswith("June 2025 cut")]
+    by_type: dict[str, dict[str, dict]] = {}
+    for r in cut:
+        by_type.setdefault(r["instance_type"], {})[r["note"].split()[0]] = r
+    body = []
+    for itype, pair in sorted(by_type.items()):
+        b, a = pair["before"], pair["after"]
+        before, after = float(b["usd_per_hour"]), float(a["usd_per_hour"])
+        body.append([f"`{itype}`", f"{b['usd_per_hour']} ({b['date']})",
+                     f"{a['usd_per_hour']} ({a['date']})", f"{100 * (after - before) / before:+.1f}%",
+                     f"{now[itype]['on_demand_usd_per_hour']} ({now[itype]['price_as_of']})"])
+    src = sorted({r["source"] for r in cut})
+    return (markdown_table(["instance", "$/hour before", "$/hour after", "change", "$/hour now"],
+                           body, "lrrrr")
+            + f"\n\nSource: {', '.join(escape(s) for s in src)}; snapshots dated as shown. "
+              "Now: the data file on this page.\n")
+
+
+@renderer("aws_article_check")
+def aws_article_check(docs_dir: Path, path: str, instances: str) -> str:
+    history = read_rows(docs_dir, path)
+    now = {r["instance_type"]: r for r in instance_rows(docs_dir, instances)}
+    body = []
+    for r in (r for r in history if r["note"] == "the original article"):
+        cur = now[r["instance_type"]]
+        then, price = float(r["usd_per_hour"]), float(cur["on_demand_usd_per_hour"])
+        body.append([f"`{r['instance_type']}`", f"{then:g} ({r['date']})",
+                     f"{price:g} ({cur['price_as_of']})", f"{100 * (price - then) / then:+.1f}%",
+                     f"{cur['role']}, {cur['status']}"])
+    return markdown_table(["instance", "article's $/hour", "$/hour now", "change", "role, status now"],
+                          body, "lrrrl") + "\n"
+
+
+@renderer("aws_sagemaker")
+def aws_sagemaker(docs_dir: Path, path: str, instances: str) -> str:
+    rows = read_rows(docs_dir, path)
+    now = {r["instance_type"]: r for r in instance_rows(docs_dir, instances)}
+    body = []
+    for r in rows:
+        ec2 = now[r["ml_instance"].removeprefix("ml.")]
+        ml, base = float(r["usd_per_hour"]), float(ec2["on_demand_usd_per_hour"])
+        flag = f" {UNCONFIRMED}" if r.get("unconfirmed") else ""
+        body.append([f"`{r['ml_instance']}`", f"{ml:g}{flag} ({r['as_of']})",
+                     f"{base:g} ({ec2['price_as_of']})", f"{100 * (ml - base) / base:+.0f}%"])
+    src = sorted({r["source"] for r in rows})
+    return (markdown_table(["SageMaker instance", "ml.* $/hour", "EC2 $/hour", "premium"], body, "lrrr")
+            + f"\n\n{UNCONFIRMED} {'; '.join(escape(s) for s in src)}.\n")
+
+
+@renderer("aws_cost_per_job")
+def aws_cost_per_job(docs_dir: Path, path: str, reference: str, hours: str, tflops: str,
+                     source: str) -> str:
+    """What one compute-bound job costs on several instances, scaled by dense BF16 TFLOPS.
+
+    tflops: "instance:TFLOPS per accelerator,..." (sourced on the page); the job takes `hours`
+    on `reference`, and on another instance hours x (reference's total / its total TFLOPS)."""
+    rows = {r["instance_type"]: r for r in instance_rows(docs_dir, path)}
+    per_acc = {k: float(v) for k, v in (item.split(":") for item in tflops.split(","))}
+    total = {k: v * float(rows[k]["accelerator_count"]) for k, v in per_acc.items()}
+    ref_hours = float(hours)
+    body = []
+    for itype in sorted(per_acc, key=lambda k: ref_hours * total[reference] / total[k]
+                        * float(rows[k]["on_demand_usd_per_hour"])):
+        r = rows[itype]
+        h = ref_hours * total[reference] / total[itype]
+        price = float(r["on_demand_usd_per_hour"])
+        body.append([f"`{itype}`", f"{r['accelerator_count']} × {r['accelerator']}",
+                     f"{total[itype]:,.0f}", f"{price:.4f}", f"{h:.1f}", f"{h * price:,.2f}"])
+    return (markdown_table(["instance", "accelerators", "dense BF16 TFLOPS", "$/hour", "hours",
+                            "job $"], body, "llrrrr")
+            + f"\n\nTFLOPS: {escape(source)}. Prices: the data file on this page "
+              f"(as of {rows[reference]['price_as_of']}).\n")

@@ -1,0 +1,21 @@
+"""The GPUs-on-AWS page renders from the data files (no site build needed)."""
+
+from __future__ import annotations
+
+import sys
+
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "hooks"))
+import render_data  # noqa: E402
+
+PAGE = ROOT / "docs" / "setup" / "gpus-on-aws.md"
+
+
+def test_page_renders_every_directive():
+    out = render_data.render_markdown(PAGE.read_text(), ROOT / "docs", "setup/gpus-on-aws.md")
+    assert "<!-- render" not in out
+    assert '=== "Training (' in out and '=== "Retired (' in out
+    assert "| `p5.48xlarge` | 98.32 (2025-04-28) | 55.04 (2025-06-23) | -44.0% |" in out
+    assert "`ml.g4dn.xlarge`" in out and "+40%" in out
+    assert "| `p5.48xlarge` | 8 × NVIDIA H100 | 7,912 |" in out
