@@ -1,0 +1,282 @@
+"""The benchmark runner: times any registered benchmark the fair way and returns measurements.
+
+A benchmark module registers one `Benchmark`: its variants (which run on the CPU, which on the
+GPU), its cases (problem sizes), `setup` (variant, params) -> `Prepared` callables, a
+`reference` to check every variant against, a `check`, and the work it does (`counts`).
+`run_benchmark` then, for every case and variant:
+
+1. checks correctness first (a variant that fails is reported and not timed);
+2. warms up, then takes at least 10 timed samples (median, min, max) with `bench.timing`:
+   host clock for CPU variants and for GPU end-to-end (allocation, copies, kernel, copy back),
+   CUDA events for GPU kernel-only time;
+3. batches calls whose single run is shorter than `min_sample_s` and divides by the batch
+   size, so that clock resolution and launch jitter do not decide the result;
+4. measures compile time on its own, in fresh processes: first call with an empty on-disk
+   cache (NUMBA_CACHE_DIR pointed at a new folder) and first call with that cache warm.
+
+Without a GPU the GPU variants are skipped and the notes say why. `bench/run.py` is the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from bench import results, timing
+
+REGISTRY: dict[str, "Benchmark"] = {}
+PHASES = ("kernel", "end_to_end", "compile_first", "compile_cached", "context_init")
+
+
+# --8<-- [start:api]
+@dataclass
+class Prepared:
+    """What `setup` returns for one variant and one case."""
+    run: Callable[[], Any]  # everything: allocate, copy in, compute, copy back; returns the result
+    kernel: Callable[[], Any] | None = None  # GPU only: device work on data already on the device
+    fetch: Callable[[], Any] | None = None  # GPU only: copy the kernel's output back (for checking)
+
+
+@dataclass
+class Case:
+    params: dict  # problem size, passed to setup/reference/counts
+    variants: tuple[str, ...] | None = None  # run by default (None: all); others on request
+    note: str = ""  # why some variants are left out by default
+    default: bool = True  # run when no cases are named (False: a quick check, on request)
+
+
+@dataclass
+class Benchmark:
+    name: str
+    variants: dict[str, str]  # variant -> "cpu" or "gpu"
+    cases: dict[str, Case]
+    setup: Callable[[str, dict], Prepared]
+    reference: Callable[[dict], Any]  # the trusted result for a case
+    check: Callable[[str, Any, Any], dict]  # (variant, result, reference) -> {"metric", "value", "ok"}
+    counts: Callable[[str, dict, Any], dict]  # (variant, params, reference) -> flops/bytes/work
+    compiled: tuple[str, ...] = ()  # variants compiled on first call: their compile time is probed
+    probe_params: dict = field(default_factory=dict)  # a tiny case for compile-time probes
+    module: str = ""  # file that registered it (set by register)
+
+
+def register(benchmark: Benchmark) -> Benchmark:
+    benchmark.module = benchmark.module or sys._getframe(1).f_globals.get("__file__", "")
+    REGISTRY[benchmark.name] = benchmark
+    return benchmark
+# --8<-- [end:api]
+
+
+def load(name_or_path: str) -> Benchmark:
+    """A registered benchmark: by name (snippets/<name>/benchmark.py) or by file path."""
+    import importlib.util
+
+    path = Path(name_or_path)
+    if path.suffix != ".py":
+        if name_or_path in REGISTRY:
+            return REGISTRY[name_or_path]
+        path = Path(__file__).resolve().parents[1] / name_or_path / "benchmark.py"
+    if not path.is_file():
+        raise LookupError(f"no benchmark {name_or_path!r}: {path} does not exist")
+    before = set(REGISTRY)
+    spec = importlib.util.spec_from_file_location(f"benchmark_{path.parent.name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    added = [n for n in REGISTRY if n not in before] or [
+        n for n, b in REGISTRY.items() if Path(b.module).resolve() == path.resolve()]
+    if not added:
+        raise LookupError(f"{path} registered no benchmark (call bench.runner.register)")
+    return REGISTRY[added[0]]
+
+
+def gpu_status() -> tuple[bool, str]:
+    """(usable, why): can GPU variants run here, and if not, why not."""
+    try:
+        from numba import config, cuda
+    except ImportError as exc:
+        return False, f"GPU variants skipped: Numba is not installed ({exc})"
+    if config.ENABLE_CUDASIM:
+        return True, ("GPU variants ran on Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1): "
+                      "their times measure Python on the CPU, not a GPU")
+    if not cuda.is_available():
+        return False, ("GPU variants skipped: no CUDA GPU found here "
+                       "(numba.cuda.is_available() is False)")
+    return True, ""
+
+
+def progress(message: str, start: list[float] = [time.perf_counter()]) -> None:  # noqa: B006
+    print(f"[{time.perf_counter() - start[0]:7.1f} s] {message}", file=sys.stderr, flush=True)
+
+
+def calls_per_sample(seconds: float, min_sample_s: float) -> int:
+    if seconds <= 0:
+        return 1000
+    return max(1, min(100_000, math.ceil(min_sample_s / seconds)))
+
+
+def batched(fn: Callable[[], Any], calls: int) -> Callable[[], None]:
+    if calls == 1:
+        return fn
+
+    def many():
+        for _ in range(calls):
+            fn()
+    return many
+
+
+def per_call(stats: timing.Stats, calls: int) -> timing.Stats:
+    return timing.Stats(stats.median_s / calls, stats.min_s / calls, stats.max_s / calls,
+                        stats.repeats, stats.clock)
+
+
+def _time(fn, calls, clock, repeats, warmup):
+    timer = timing.time_cuda if clock == "cuda" else timing.time_host
+    return per_call(timer(batched(fn, calls), repeats=repeats, warmup=warmup), calls)
+
+
+def measure_variant(bench: Benchmark, case: str, variant: str, params: dict, reference: Any,
+                    repeats: int, warmup: int, min_sample_s: float) -> tuple[list[dict], str]:
+    """Check one variant, then time it. Returns (measurements, problem) with problem "" if OK."""
+    device = bench.variants[variant]
+    prep = bench.setup(variant, params)
+    t0 = time.perf_counter()
+    outputs = {"end_to_end": prep.run()}  # first calls compile; timing comes later
+    first_s = time.perf_counter() - t0
+    if prep.kernel is not None:
+        prep.kernel()
+        outputs["kernel"] = prep.fetch()
+    checks = {phase: bench.check(variant, out, reference) for phase, out in outputs.items()}
+    bad = [f"{phase}: {c['metric']} = {c['value']}" for phase, c in checks.items() if not c["ok"]]
+    if bad:
+        return [], f"{case}/{variant} failed its correctness check ({'; '.join(bad)}); not timed"
+    extra = bench.counts(variant, params, reference)
+    found = []
+    if device == "gpu":
+        plan = [("kernel", prep.kernel, "cuda"), ("end_to_end", prep.run, "host")]
+    else:  # on the CPU nothing is copied: one figure is both kernel and end-to-end
+        plan = [("kernel", prep.run, "host")]
+    for phase, fn, clock in plan:
+        if fn is None:
+            continue
+        if clock == "cuda":
+            one = _time(fn, 1, "cuda", 1, 0).median_s
+        elif phase == "kernel" and variant not in bench.compiled:
+            one = first_s  # nothing was compiled: the check run was a fair sample already
+        else:
+            one = timing.time_once(fn)
+        calls = calls_per_sample(one, min_sample_s)
+        stats = _time(fn, calls, clock, repeats, warmup if one < 1.0 else 0)  # slow: warm already
+        found.append(results.measurement(
+            case, variant, device, phase, stats, params=params, calls_per_sample=calls,
+            error={k: v for k, v in checks.get(phase, checks["end_to_end"]).items() if k != "ok"},
+            **extra))
+    return found, ""
+
+
+def probe_compile(bench: Benchmark, variants: list[str]) -> dict:
+    """In this (fresh) process: seconds for the first call of each variant, compile included."""
+    out: dict = {"first_call_s": {}}
+    if any(bench.variants[v] == "gpu" for v in variants):
+        from numba import cuda
+
+        t0 = time.perf_counter()
+        cuda.current_context()  # driver and context start-up: paid once per process
+        out["context_init_s"] = time.perf_counter() - t0
+    for variant in variants:
+        prep = bench.setup(variant, bench.probe_params)
+
+        def first(prep=prep):
+            if prep.kernel is not None:
+                prep.kernel()
+                prep.fetch()  # waits for the kernel
+            else:
+                prep.run()
+        out["first_call_s"][variant] = timing.time_once(first)
+    return out
+
+
+def compile_times(bench: Benchmark, variants: list[str], runs: int, cli: Path) -> list[dict]:
+    """First-call times, each variant in its own fresh processes: `runs` with an empty on-disk
+    cache (a new NUMBA_CACHE_DIR), then `runs` more with the cache those left behind."""
+    samples: dict[tuple[str, str], list[float]] = {}
+    for variant in variants:
+        caches = [tempfile.mkdtemp(prefix="numba-cache-") for _ in range(runs)]
+        for phase in ("compile_first", "compile_cached"):
+            progress(f"compile: {variant}, {phase.replace('compile_', '')} call "
+                     f"in {runs} fresh process(es)")
+            for cache in caches:
+                env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+                cmd = [sys.executable, str(cli), bench.module, "--probe-compile",
+                       "--variants", variant]
+                proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+                if proc.returncode != 0:
+                    raise RuntimeError(f"compile probe failed: {proc.stderr.strip()[-2000:]}")
+                found = json.loads(proc.stdout.strip().splitlines()[-1])
+                samples.setdefault((phase, variant), []).append(found["first_call_s"][variant])
+                if "context_init_s" in found:
+                    samples.setdefault(("context_init", "cuda"), []).append(found["context_init_s"])
+        for cache in caches:
+            shutil.rmtree(cache, ignore_errors=True)
+    measurements = []
+    for (phase, variant), values in samples.items():
+        stats = timing.Stats(statistics.median(values), min(values), max(values), len(values),
+                             "host (fresh process)")
+        device = "gpu" if variant == "cuda" else bench.variants[variant]
+        measurements.append(results.measurement("compile", variant, device, phase, stats,
+                                                params=bench.probe_params))
+    return measurements
+
+
+def run_benchmark(bench: Benchmark, cases: list[str], variants: list[str] | None = None,
+                  repeats: int = timing.MIN_REPEATS, warmup: int = 2, min_sample_s: float = 0.02,
+                  compile_runs: int = 2, cli: Path | None = None,
+                  after_case: Callable[[list[dict], list[str]], None] | None = None,
+                  ) -> tuple[list[dict], list[str]]:
+    """Measure `cases` x `variants`, then compile times; returns (measurements, notes) ready for
+    write_results. `after_case(measurements, notes)` is called as each case finishes."""
+    notes: list[str] = []
+    measurements: list[dict] = []
+    gpu_ok, why = gpu_status()
+    if why:
+        notes.append(why)
+    if repeats < timing.MIN_REPEATS:
+        notes.append(f"only {repeats} repeats per measurement (fewer than "
+                     f"{timing.MIN_REPEATS}): a quick check, not for publication")
+
+    def usable(vs):
+        return [v for v in vs if gpu_ok or bench.variants[v] != "gpu"]
+
+    for case in cases:
+        spec = bench.cases[case]
+        chosen = usable(variants or spec.variants or list(bench.variants))
+        if variants is None and spec.note:
+            notes.append(f"{case}: {spec.note}")
+        progress(f"{case}: reference result")
+        reference = bench.reference(spec.params)
+        for variant in chosen:
+            progress(f"{case}: {variant}: check, then time")
+            found, problem = measure_variant(bench, case, variant, spec.params, reference,
+                                             repeats, warmup, min_sample_s)
+            if problem:
+                notes.append(problem)
+                progress(problem)
+            for m in found:
+                progress(f"{case}: {variant} {m['phase']}: median {m['median_s']:.6f} s "
+                         f"(spread {m['spread']:.3f}, {m['repeats']} x {m['calls_per_sample']} calls)")
+            measurements += found
+        if after_case:
+            after_case(measurements, notes)
+    every = [v for v in usable(variants or list(bench.variants)) if v in bench.compiled]
+    if compile_runs > 0 and every:  # last: fresh processes do not depend on what ran before
+        measurements += compile_times(bench, every, compile_runs,
+                                      cli or Path(__file__).with_name("run.py"))
+    return measurements, notes
