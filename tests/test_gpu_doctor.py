@@ -13,6 +13,7 @@ import csv
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -571,3 +572,41 @@ def test_cli_writes_text_and_json(tmp_path, machine):
     report = json.loads(target.read_text())
     assert report["schema"] == "gpu-survival-toolkit/gpu-doctor/1" and report["exit_status"] == 1
     assert report["command"].startswith("gpu_doctor.py --frameworks none")
+
+
+# ---------------------------------------------------------------- the pages' renderers
+
+@pytest.fixture(scope="module")
+def renderers():
+    sys.path.insert(0, str(ROOT / "hooks"))
+    import renderers as package
+
+    return package
+
+
+def test_report_renderer_shows_a_recorded_report(renderers, doc, h200, tmp_path):
+    report = h200.report(doc)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "doctor-x.json").write_text(json.dumps(report))
+    html = renderers.get("doctor_report")(tmp_path, path="data/doctor-x.json", machine="a test machine")
+    assert html.startswith("```text\nGPU doctor, ")
+    assert "Verdict: a usable GPU, no problem found (exit status 0)" in html
+    assert "on a test machine" in html and "exit status 0" in html
+
+
+def test_report_renderer_says_when_no_report_exists(renderers, tmp_path):
+    html = renderers.get("doctor_report")(tmp_path, path="data/doctor-h200.json", machine="the H200")
+    assert html.startswith('!!! warning "No report recorded on the H200 yet"')
+
+
+def test_report_renderer_rejects_other_json(renderers, tmp_path):
+    (tmp_path / "r.json").write_text(json.dumps({"schema": "something/else"}))
+    with pytest.raises(ValueError, match="schema"):
+        renderers.get("doctor_report")(tmp_path, path="r.json")
+
+
+def test_driver_table_renderer(renderers):
+    md = renderers.get("cuda_driver_table")(ROOT / "docs", path="data/cuda-driver-compat.csv", majors="13")
+    assert "| CUDA 13.0 GA | ≥ 580.65.06 | — |" in md
+    assert "CUDA 12" not in md.split("<small>")[0]
+    assert "docs.nvidia.com/cuda/archive/13.2.2" in md and "as of 2026-11-29" in md

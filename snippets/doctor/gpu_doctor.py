@@ -788,6 +788,7 @@ def diagnose(facts: dict) -> list[dict]:
                                ["sudo dmesg | grep -i xid | tail -n 10", "nvidia-smi -q | head -n 40"]))
 
     # 5. Driver versus runtime versions: the compatibility rule.
+    # --8<-- [start:rule]
     drv, drv_source = driver_cuda(facts)
     drv_mm = major_minor(drv)
     if drv_mm and (lc.get("loaded") or smi.get("ok") or kd.get("loaded")):
@@ -825,6 +826,7 @@ def diagnose(facts: dict) -> list[dict]:
                 "or upgrade the driver.",
                 [f"nvcc -arch=sm_{device_ccs(facts)[0].replace('.', '') if device_ccs(facts) else 'XY'} ...",
                  "nvidia-smi --query-gpu=driver_version --format=csv,noheader"]))
+    # --8<-- [end:rule]
 
     # 6. The test kernels.
     failed = []
