@@ -269,6 +269,25 @@ def test_cuda_visible_devices_hides_every_gpu(doc, h200):
     assert finding(report, "cuda-visible-devices")["next"] == ["unset CUDA_VISIBLE_DEVICES"]
 
 
+def test_crashing_libcuda_is_a_finding_not_a_crash(doc, h200):
+    h200.env["FAKE_CUINIT"] = "-1"  # cuInit aborts the process that calls it
+    report = h200.report(doc)
+    assert "libcuda-broken" in ids(report) and report["exit_status"] == 1
+    assert "library probe failed" in finding(report, "libcuda-broken")["detail"]
+
+
+def test_hanging_framework_import_is_cut_off(tmp_path, machine):
+    pkg = tmp_path / "site" / "cupy"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import time\ntime.sleep(60)\n")
+    env = {**machine.env, "PYTHONPATH": str(pkg.parent), "GPU_DOCTOR_ROOT": str(machine.root)}
+    out = run_snippet(DOCTOR, "--frameworks", "cupy", "--no-compile", "--timeout", "1", "--json", "-",
+                      env=env, timeout=60)
+    report = json.loads(out.stdout)
+    assert report["facts"]["frameworks"]["cupy"] == {"error": "import and test did not finish within 1 s"}
+    assert "cupy-import" in ids(report) and out.returncode == 1
+
+
 def test_hung_or_crashed_libcuda(doc):
     facts = {"kernel_driver": {"loaded": True, "version": "580.95.05"},
              "libcuda": {"loaded": False, "hung": True, "error": "did not return within 60 s"}}

@@ -189,6 +189,12 @@ def ascii_clean(text: str) -> str:
     return " ".join(text.split())
 
 
+def clip(text: str, limit: int) -> str:
+    """Shorten to at most `limit` characters at a word boundary."""
+    text = ascii_clean(text)
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
+
+
 def run(cmd: list[str], path: str, timeout: float, env: dict | None = None) -> dict:
     """Run a command; never raises. Returns found/rc/out/err (rc None when it could not run)."""
     exe = shutil.which(cmd[0], path=path)
@@ -470,7 +476,8 @@ class Doctor:
             elif name == "torch" and "+cu" in version:
                 major = int(version.split("+cu")[1][:-1] or 0)
             if major:
-                out[name] = {"name": name, "version": version, "cuda_major": major}
+                # The first one on sys.path wins, as it does for import.
+                out.setdefault(name, {"name": name, "version": version, "cuda_major": major})
         return sorted(out.values(), key=lambda w: w["name"])
 
     def frameworks_to_probe(self) -> list[str]:
@@ -811,8 +818,9 @@ def diagnose(facts: dict) -> list[dict]:
                 f"needs driver {driver_needed_for(f'{majors[-1]}.0')}; CUDA {need} needs "
                 f"{driver_needed_for(need)}. (Driver CUDA version from {drv_source}.) Either upgrade the "
                 f"driver, or install builds for CUDA {drv_mm[0]}.",
-                [f"sudo apt-get install -y nvidia-open-{MIN_BRANCH_FOR_MAJOR.get(majors[-1], 580)} && sudo reboot",
-                 f'pip install "numba-cuda[cu{drv_mm[0]}]" cupy-cuda{drv_mm[0]}x   # builds for the driver you have']))
+                [f"sudo apt-get install -y nvidia-open-{MIN_BRANCH_FOR_MAJOR.get(majors[-1], 580)} && sudo reboot"]
+                + ([f'pip install "numba-cuda[cu{drv_mm[0]}]" cupy-cuda{drv_mm[0]}x   # builds for the driver you have']
+                   if drv_mm[0] in (12, 13) else [])))
         if too_new_minor:
             out.append(finding(
                 "minor-version-compat", "warning",
@@ -968,13 +976,13 @@ def summary_lines(facts: dict) -> list[tuple[str, str]]:
         gpus = ", ".join(f"{g['name']} (cc {g['cc']}, {g['memory_mib']} MiB)" for g in smi.get("gpus", []))
         rows.append(("nvidia-smi", f"driver {smi.get('driver_version')}, CUDA {smi.get('cuda_version')}; {gpus}"))
     else:
-        rows.append(("nvidia-smi", f"failed: {smi.get('error', '')[:120]}"))
+        rows.append(("nvidia-smi", f"failed: {clip(smi.get('error', ''), 120)}"))
     if lc.get("loaded"):
         devs = ", ".join(f"{d['name']} (cc {d['cc']})" for d in lc.get("devices", [])) or "no device"
         rows.append(("libcuda", f"{lc.get('path')}: driver API CUDA {lc.get('driver_cuda')}; "
                                 f"cuInit: {lc.get('init')}; {devs}"))
     else:
-        rows.append(("libcuda", f"cannot be loaded ({ascii_clean(lc.get('error', ''))[:120]})"))
+        rows.append(("libcuda", f"cannot be loaded ({clip(lc.get('error', ''), 120)})"))
     rts = facts.get("cudart", [])
     rows.append(("CUDA runtime", "; ".join(f"libcudart {r.get('version', '?')} ({r['source']}: {r['path']})"
                                            for r in rts) or "no libcudart found"))
@@ -993,25 +1001,25 @@ def summary_lines(facts: dict) -> list[tuple[str, str]]:
         if fw.get("installed") is False:
             continue
         if fw.get("error"):
-            rows.append((name, f"failed: {fw['error'][:150]}"))
+            rows.append((name, f"failed: {clip(fw['error'], 150)}"))
             continue
         version = fw.get("version", "")
         if name == "numba":
             version += f" ({fw.get('implementation')} CUDA target" + (
-                f" numba-cuda {fw['numba_cuda']})" if fw.get("numba_cuda") else ")")
+                f", numba-cuda {fw['numba_cuda']})" if fw.get("numba_cuda") else ")")
         built = f", CUDA {fw['cuda_build']}" if fw.get("cuda_build") else ""
         if fw.get("gpu_visible"):
             devs = ", ".join(f"{d['name']} (cc {d['cc']})" for d in fw.get("devices", []))
             state = f"sees {devs}; test kernel: {fw.get('kernel')}"
         else:
-            state = "no GPU" + (f" ({fw['gpu_error'][:110]})" if fw.get("gpu_error") else "")
+            state = "no GPU" + (f" ({clip(fw['gpu_error'], 110)})" if fw.get("gpu_error") else "")
         rows.append((name, f"{version}{built}: {state}"))
     nk = facts.get("nvcc_kernel")
     if nk:
         rows.append(("test kernel", "nvcc test program: " + (
             "ran, result OK" if nk.get("ok") else
             f"built; run failed: {nk.get('error_name') or nk.get('output')}" if nk.get("built") else
-            f"did not compile: {nk.get('error', '')[:120]}")))
+            f"did not compile: {clip(nk.get('error', ''), 120)}")))
     return rows
 
 
