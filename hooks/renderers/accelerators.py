@@ -1,0 +1,190 @@
+"""Renderers for the ML-accelerators section: sourced fact tables (CSV) and measured timings (JSON).
+
+Pages call them with one-line comments, for example
+``<!-- render accel_specs path=data/accelerator-specs.csv -->``.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from html import escape
+from pathlib import Path
+from urllib.parse import urlparse
+
+from . import load_json, markdown_table, renderer
+from .run_details import describe_run
+
+URL = re.compile(r"https?://[^\s;,)]+")
+AS_OF = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+
+
+def read_csv(docs_dir: Path, path: str, required: tuple[str, ...]) -> list[dict]:
+    """Rows of a sourced CSV; fails (and so fails the build) if a row lacks a source or date."""
+    file = docs_dir / path
+    if not file.is_file():
+        raise FileNotFoundError(f"data file {path} not found under {docs_dir}")
+    with file.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise ValueError(f"{path} has no rows")
+    missing = [c for c in required if c not in rows[0]]
+    if missing:
+        raise ValueError(f"{path} lacks columns {missing}")
+    for i, row in enumerate(rows, start=2):
+        if not row["source"].strip():
+            raise ValueError(f"{path} line {i}: no source")
+        if not AS_OF.match(row["as_of"].strip()):
+            raise ValueError(f"{path} line {i}: as_of {row['as_of']!r} is not YYYY[-MM[-DD]]")
+    return rows
+
+
+def source_links(text: str) -> str:
+    """Each URL in a source cell as a short link named after its site; other text kept."""
+    parts = []
+    for chunk in text.split(" ; "):
+        m = URL.search(chunk)
+        if not m:
+            parts.append(escape(chunk.strip()))
+            continue
+        url = m.group(0)
+        host = urlparse(url).netloc.removeprefix("www.")
+        if host in ("github.com", "raw.githubusercontent.com"):
+            host = "/".join(urlparse(url).path.strip("/").split("/")[:2])  # owner/repo
+        label = chunk[:m.start()].strip().rstrip(":")
+        parts.append((f"{escape(label)}: " if label else "") + f"[{escape(host)}]({url})")
+    return "; ".join(parts)
+
+
+def number(value: str, unconfirmed: bool) -> str:
+    if not value.strip():
+        return "n/p"  # not published
+    return f"{value}*" if unconfirmed else value
+
+
+@renderer("accel_specs")
+def accel_specs(docs_dir: Path, path: str) -> str:
+    cols = ("accelerator", "kind", "memory_gb", "memory_type", "bandwidth_gbs", "fp32_tflops",
+            "bf16_tflops", "power_w", "source", "as_of", "unconfirmed", "notes")
+    rows = read_csv(docs_dir, path, cols)
+    out = []
+    for r in rows:
+        unc = {u.strip() for u in r["unconfirmed"].split(";") if u.strip()}
+        out.append([
+            f"**{escape(r['accelerator'])}**", r["kind"],
+            f"{number(r['memory_gb'], 'memory_gb' in unc)} {escape(r['memory_type'])}",
+            number(r["bandwidth_gbs"], "bandwidth_gbs" in unc),
+            number(r["fp32_tflops"], "fp32_tflops" in unc),
+            number(r["bf16_tflops"], "bf16_tflops" in unc),
+            number(r["power_w"], "power_w" in unc),
+            escape(r["notes"]),
+            f"{source_links(r['source'])} ({r['as_of']})",
+        ])
+    table = markdown_table(["accelerator", "kind", "memory (GB)", "bandwidth (GB/s)",
+                            "FP32 TFLOPS", "BF16 TFLOPS", "power (W)", "notes", "source (as of)"],
+                           out, align="llrrrrrll")
+    return (table + "\n\nDense peak figures (no sparsity), per chip. `*` marks a value with no "
+            "primary source (third-party or derived, see notes); n/p: not published by the vendor. "
+            f"Data: `docs/{path}`.\n")
+
+
+STATUS_ICON = {"maintained": "maintained", "archived": "**archived**",
+               "unmaintained": "**unmaintained**"}
+
+
+@renderer("ml_compilers")
+def ml_compilers(docs_dir: Path, path: str) -> str:
+    rows = read_csv(docs_dir, path, ("name", "layer", "what_it_does", "status", "status_detail",
+                                     "source", "as_of"))
+    out = [[f"**{escape(r['name'])}**", escape(r["layer"]), escape(r["what_it_does"]),
+            STATUS_ICON.get(r["status"], f"**{escape(r['status'])}**"), escape(r["status_detail"]),
+            f"{source_links(r['source'])} ({r['as_of']})"] for r in rows]
+    return markdown_table(["compiler", "layer", "what it does", "status", "detail",
+                           "source (as of)"], out) + f"\n\nData: `docs/{path}`.\n"
+
+
+@renderer("cloud_services")
+def cloud_services(docs_dir: Path, path: str) -> str:
+    rows = read_csv(docs_dir, path, ("capability", "sagemaker", "vertex_ai", "azure_ml", "source",
+                                     "as_of"))
+    out = [[f"**{escape(r['capability'])}**", escape(r["sagemaker"]), escape(r["vertex_ai"]),
+            escape(r["azure_ml"]), f"{source_links(r['source'])} ({r['as_of']})"] for r in rows]
+    return markdown_table(["", "AWS SageMaker AI", "Google Vertex AI", "Azure Machine Learning",
+                           "source (as of)"], out) + f"\n\nData: `docs/{path}`.\n"
+
+
+def missing_results(path: str, how: str) -> str:
+    return (f'!!! warning "No results file yet: `docs/{escape(path)}`"\n\n'
+            f"    These figures are measured on the H200 by `{escape(how)}`; the page shows them "
+            "once that run's results file is committed.\n")
+
+
+def fmt_ms(seconds: float | None) -> str:
+    if seconds is None:
+        return "–"
+    ms = seconds * 1e3
+    return f"{ms:,.3f}" if ms < 10 else f"{ms:,.1f}"
+
+
+def size_of(m: dict) -> str:
+    p = m.get("params", {})
+    if "size" in p:
+        return f"{p['size']} ({p['width']} wide, batch {p['batch']})"
+    if "n" in p:
+        return f"{p['n']:,} elements"
+    return ""
+
+
+@renderer("accel_timings")
+def accel_timings(docs_dir: Path, path: str, optional: str = "false", how: str = "gpu/accelerators.sh") -> str:
+    """First call (tracing + compilation) next to the warm median, per variant and size."""
+    if optional == "true" and not (docs_dir / path).is_file():
+        return missing_results(path, how)
+    doc = load_json(docs_dir, path)
+    groups: dict[tuple, dict] = {}
+    for m in doc["measurements"]:
+        key = (m["case"], m["variant"], m["device"], size_of(m))
+        groups.setdefault(key, {})[m["phase"]] = m
+    rows = []
+    for (case, variant, device, size), phases in groups.items():
+        first = phases.get("compile_first")
+        warm = phases.get("end_to_end") or phases.get("kernel")
+        rows.append([f"`{escape(variant)}`", escape(size), device,
+                     fmt_ms(first["median_s"] if first else None),
+                     fmt_ms(warm["median_s"] if warm else None),
+                     f"{warm['spread']:.2f}" if warm and warm.get("spread") else "–"])
+    table = markdown_table(["variant", "size", "device", "first call (ms)", "warm, median (ms)",
+                            "max/min"], rows, align="lllrrr")
+    return table + "\n\n" + describe_run(doc) + "\n"
+
+
+@renderer("opencl_timings")
+def opencl_timings(docs_dir: Path, path: str, optional: str = "false", how: str = "gpu/accelerators.sh") -> str:
+    if optional == "true" and not (docs_dir / path).is_file():
+        return missing_results(path, how)
+    doc = load_json(docs_dir, path)
+    rows = []
+    for m in doc["measurements"]:
+        p = m["params"]
+        gbs = m["bytes"] / m["median_s"] / 1e9 if m.get("bytes") and m["median_s"] > 0 else None
+        rows.append([m["case"], escape(p["device_name"]), m["phase"].replace("_", "-"),
+                     f"{p['n']:,}", fmt_ms(m["median_s"]), f"{gbs:,.1f}" if gbs else "–",
+                     str(m["error"]["value"])])
+    table = markdown_table(["kernel", "OpenCL device", "timed", "elements", "median (ms)",
+                            "GB/s", "wrong elements"], rows, align="lllrrrr")
+    return table + "\n\n" + describe_run(doc) + "\n"
+
+
+@renderer("text_file")
+def text_file(docs_dir: Path, path: str, optional: str = "false", lang: str = "text",
+              title: str = "", how: str = "gpu/accelerators.sh") -> str:
+    """A generated text file (for example XLA's optimized HLO) as a code block."""
+    file = docs_dir / path
+    if optional == "true" and not file.is_file():
+        return missing_results(path, how)
+    if not file.is_file():
+        raise FileNotFoundError(f"data file {path} not found under {docs_dir}")
+    text = file.read_text().rstrip("\n")
+    fence = "````" if "```" in text else "```"
+    head = f'{fence}{lang} title="{escape(title or "docs/" + path)}"'
+    return f"{head}\n{text}\n{fence}\n"
