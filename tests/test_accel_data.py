@@ -126,7 +126,7 @@ def test_renderers_fail_on_a_missing_source(tmp_path):
 
 def test_timing_renderers_show_measured_rows_and_name_a_missing_gpu_file():
     html = renderers.get("accel_timings")(DOCS, path="data/frameworks-tensorflow-cpu.json")
-    assert "`tensorflow_xla`" in html and "Measured 20" in html
+    assert "| tensorflow xla | small: 64&nbsp;×&nbsp;128 |" in html and "Measured 20" in html
     assert "No results file yet" in renderers.get("accel_timings")(
         DOCS, path="data/frameworks-h200.json-missing", optional="true")
     with pytest.raises(FileNotFoundError):

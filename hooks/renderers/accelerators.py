@@ -129,7 +129,7 @@ def fmt_ms(seconds: float | None) -> str:
 def size_of(m: dict) -> str:
     p = m.get("params", {})
     if "size" in p:
-        return f"{p['size']} ({p['width']} wide, batch {p['batch']})"
+        return f"{p['size']}: {p['width']}&nbsp;×&nbsp;{p['batch']}"
     if "n" in p:
         return f"{p['n']:,} elements"
     return ""
@@ -149,13 +149,15 @@ def accel_timings(docs_dir: Path, path: str, optional: str = "false", how: str =
     for (case, variant, device, size), phases in groups.items():
         first = phases.get("compile_first")
         warm = phases.get("end_to_end") or phases.get("kernel")
-        rows.append([f"`{escape(variant)}`", escape(size), device,
+        rows.append([escape(variant).replace("_", " "), size, device,
                      fmt_ms(first["median_s"] if first else None),
                      fmt_ms(warm["median_s"] if warm else None),
                      f"{warm['spread']:.2f}" if warm and warm.get("spread") else "–"])
     table = markdown_table(["variant", "size", "device", "first call (ms)", "warm, median (ms)",
                             "max/min"], rows, align="lllrrr")
-    return table + "\n\n" + describe_run(doc) + "\n"
+    legend = ("\n\nSize: hidden width × batch. " if any(m.get("params", {}).get("size")
+                                                       for m in doc["measurements"]) else "\n\n")
+    return table + legend + describe_run(doc) + "\n"
 
 
 @renderer("opencl_timings")
