@@ -9,8 +9,15 @@ cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1 TF_CPP_MIN_LOG_LEVEL=2
 R="$RESULTS_DIR"
 status=0
+BUDGET=115  # seconds for all steps together; the summary comes after
 step() {  # step NAME SECONDS COMMAND...: run with a time limit, log, remember failures
     local name=$1 limit=$2; shift 2
+    local left=$(( BUDGET - SECONDS ))
+    if [ "$left" -lt 5 ]; then
+        echo "$name: skipped, time budget spent" | tee -a "$R/steps.txt"
+        return
+    fi
+    [ "$limit" -le "$left" ] || limit=$left
     echo "=== $name (limit ${limit}s): $*"
     timeout "$limit" "$@" > "$R/$name.log" 2>&1
     local rc=$?
@@ -22,28 +29,24 @@ step() {  # step NAME SECONDS COMMAND...: run with a time limit, log, remember f
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$R/gpu.txt" 2>&1
 
 # 1. Training-step timings, JAX then PyTorch (results written after every run).
-step frameworks 65 python3 snippets/frameworks/bench_frameworks.py --frameworks jax,pytorch \
+step frameworks 60 python3 snippets/frameworks/bench_frameworks.py --frameworks jax,pytorch \
     --sizes small,large --out "$R/frameworks-h200.json"
 
 # 2. XLA through jax.jit: eager vs compiled, compile time apart, and the optimized HLO.
-step xla_jax 25 python3 snippets/compilers/xla_jax.py --out "$R/xla-jax-h200.json" \
+step xla_jax 20 python3 snippets/compilers/xla_jax.py --out "$R/xla-jax-h200.json" \
     --hlo "$R/xla-hlo-jax-h200.txt"
 
 # 3. The page's scripts as they are, for correctness on the GPU.
-step train_jax 20 python3 snippets/frameworks/train_jax.py --mode jit
-step train_pytorch 20 python3 snippets/frameworks/train_pytorch.py --mode eager
-if [ "$SECONDS" -lt 95 ]; then
-    step keras_jax 20 env KERAS_BACKEND=jax python3 snippets/frameworks/train_keras.py --backend jax
-else
-    echo "keras_jax: skipped, time budget" | tee -a "$R/steps.txt"
-fi
+step train_jax 15 python3 snippets/frameworks/train_jax.py --mode jit
+step train_pytorch 15 python3 snippets/frameworks/train_pytorch.py --mode eager
+step keras_jax 15 env KERAS_BACKEND=jax python3 snippets/frameworks/train_keras.py --backend jax
 
 # 4. OpenCL on the GPU, only when NVIDIA's OpenCL ICD is installed.
-{ ls -l /etc/OpenCL/vendors 2>&1; python3 snippets/opencl/cl_device.py 2>&1; } > "$R/opencl-platforms.txt"
-if python3 snippets/opencl/cl_device.py --device gpu > /dev/null 2>&1; then
-    step opencl_vector_add 15 python3 snippets/opencl/vector_add.py 1000003 --device gpu --verbose
-    step opencl_saxpy 15 python3 snippets/opencl/saxpy.py 1000003 --device gpu --verbose
-    step opencl_bench 20 python3 snippets/opencl/bench_opencl.py --device gpu --out "$R/opencl-h200.json"
+{ ls -l /etc/OpenCL/vendors 2>&1; timeout 10 python3 snippets/opencl/cl_device.py 2>&1; } > "$R/opencl-platforms.txt"
+if timeout 10 python3 snippets/opencl/cl_device.py --device gpu > /dev/null 2>&1; then
+    step opencl_bench 15 python3 snippets/opencl/bench_opencl.py --device gpu --out "$R/opencl-h200.json"
+    step opencl_vector_add 8 python3 snippets/opencl/vector_add.py 1000003 --device gpu --verbose
+    step opencl_saxpy 8 python3 snippets/opencl/saxpy.py 1000003 --device gpu --verbose
 else
     echo "opencl: no OpenCL GPU device (no NVIDIA OpenCL ICD installed?); skipped" | tee -a "$R/steps.txt"
     cat "$R/opencl-platforms.txt"
