@@ -11,12 +11,13 @@ import textwrap
 
 import pytest
 
-from conftest import HAS_GPU, SNIPPETS, run_snippet
+from conftest import HAS_GPU, SNIPPETS, load_snippet, run_snippet
 
 sys.path.insert(0, str(SNIPPETS))
 from bench import results, runner  # noqa: E402
 
 CLI = "bench/run.py"
+run_cli = load_snippet(CLI)
 TOY = textwrap.dedent('''
     import sys, time
     sys.path.insert(0, {snippets!r})
@@ -145,11 +146,12 @@ def test_cli_exits_1_when_a_variant_fails_its_check(toy_file, tmp_path):
     (["mandelbrot", "--compile-runs", "-1"], "must be 0 or more"),
     (["mandelbrot"], "--output is required"),
 ])
-def test_cli_rejects_bad_arguments(args, message):
-    proc = run_snippet(CLI, *args)
-    assert proc.returncode == 2
-    assert proc.stderr.startswith("error: ") and message in proc.stderr
-    assert proc.stderr.count("\n") == 1
+def test_cli_rejects_bad_arguments(args, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        run_cli.main(args)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1
 
 
 def test_mandelbrot_without_gpu_runs_cpu_and_says_why(tmp_path):

@@ -89,11 +89,18 @@ def test_check_flags_a_wrong_result():
 
 @pytest.mark.parametrize("args", [["--width", "0"], ["--height", "-3"], ["--iterations", "x"],
                                   ["--variants", "cuda_f16"], ["--variants", ","]])
-def test_cli_rejects_bad_arguments_in_one_line(args):
-    out = run_snippet(SNIPPET, *args)
-    assert out.returncode == 2
-    assert out.stderr.startswith("error: ") and out.stderr.count("\n") == 1
-    assert "Traceback" not in out.stderr
+def test_cli_rejects_bad_arguments_in_one_line(args, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        mb.main(args)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_cli_error_as_a_reader_sees_it():
+    out = run_snippet(SNIPPET, "--width", "-1")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr == "error: argument --width: must be at least 1, got -1\n"
 
 
 def test_cli_writes_the_image(tmp_path):
@@ -165,3 +172,66 @@ def test_kernels_at_full_size_on_gpu(variant, iterations):
     assert bm.check(variant, got, ref)["ok"]
     if variant == "cuda_f64":
         np.testing.assert_array_equal(got, ref)
+
+
+def synthetic_results(tmp_path, kernel_s, spread=1.05):
+    """A results file with one CPU and two GPU measurements of the large case."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "snippets"))
+    from bench import results
+
+    p = {"width": 6144, "height": 4096, "iterations": 1000}
+    extra = {"params": p, "work": {"pixel_iterations": 10**10}, "calls_per_sample": 1,
+             "error": {"metric": "differing_fraction", "value": 0.0}}
+
+    def stats(t):
+        return {"median_s": t, "min_s": t / spread, "max_s": t, "repeats": 10,
+                "clock": "host", "spread": spread}
+
+    ms = [results.measurement("large", "njit_parallel", "cpu", "kernel", stats(2.0), **extra),
+          results.measurement("large", "cuda_f64", "gpu", "kernel", stats(kernel_s), **extra),
+          results.measurement("large", "cuda_f64", "gpu", "end_to_end", stats(0.05), **extra)]
+    system = {"date": "2026-11-29T00:00:00+00:00", "command": "python x",
+              "host": {"cpu": "test CPU", "cores": 16}, "libraries": {},
+              "gpus": [{"name": "NVIDIA H200", "memory_mib": 143771, "driver": "580",
+                        "compute_capability": "9.0"}]}
+    (tmp_path / "data").mkdir(exist_ok=True)
+    results.write_results(tmp_path / "data" / "r.json", "mandelbrot", system, ms)
+    (tmp_path / "data" / "specs.json").write_text(
+        (ROOT / "docs" / "data" / "mandelbrot-gpu-specs.json").read_text())
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def mandelbrot_renderers():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "hooks"))
+    import renderers
+
+    return renderers
+
+
+@pytest.mark.parametrize(("kernel_s", "verdict"), [(0.005, "met"), (0.05, "**not met**")])
+def test_bars_renderer_checks_the_throughput_bar(tmp_path, mandelbrot_renderers, kernel_s,
+                                                 verdict):
+    docs = synthetic_results(tmp_path, kernel_s)
+    text = mandelbrot_renderers.get("mandelbrot_bars")(docs, path="data/r.json",
+                                                       specs="data/specs.json")
+    assert f"against a bar of 1e12: {verdict};" in text
+    assert "of the 1.89e12 that the datasheet's 34 TFLOP/s allow" in text
+    assert "Spread (max/min) below 1.2 for all 2 GPU timings." in text
+
+
+def test_renderers_fall_back_and_flag_wide_spread(tmp_path, mandelbrot_renderers):
+    docs = synthetic_results(tmp_path, 0.005, spread=1.5)
+    get, path = mandelbrot_renderers.get, "data/missing.json|data/r.json"
+    headline = get("mandelbrot_headline")(docs, path=path)
+    assert "Stand-in results" in headline and "400 times as fast as" in headline
+    table = get("mandelbrot_table")(docs, path=path, case="large")
+    assert table.count("\n| Numba") == 3 and "| 400 |" in table and "float64, end to end" in table
+    assert "in 2 of 2 GPU timings" in get("mandelbrot_bars")(docs, path=path,
+                                                             specs="data/specs.json")
+    with pytest.raises(FileNotFoundError):
+        get("mandelbrot_table")(docs, path="data/missing.json", case="large")

@@ -66,30 +66,42 @@ def throughput(m: dict) -> float | None:
     return work / m["median_s"] if work and m["median_s"] > 0 else None
 
 
+def relative(ratio: float) -> str:
+    """"3.2 times as fast as" or "41 times slower than": a ratio of medians in words."""
+    if ratio >= 1:
+        return f"{fmt_ratio(ratio)} times as fast as"
+    return f"{fmt_ratio(1 / ratio)} times slower than"
+
+
+def fmt_ratio(ratio: float) -> str:
+    return f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"
+
+
 def size_text(params: dict) -> str:
     return f"{params['width']} x {params['height']} pixels, {params['iterations']} iterations"
 
 
 @renderer("mandelbrot_table")
 def table(docs_dir: Path, path: str, case: str) -> str:
-    _, doc, notice = pick(docs_dir, path)
+    _, doc, _ = pick(docs_dir, path)
     rows = case_rows(doc, case)
     best = best_cpu(rows)
     out = []
     for m in sorted(rows, key=lambda m: (m["device"], m["phase"] != "kernel", -m["median_s"])):
         rate = throughput(m)
-        speed = f"{best['median_s'] / m['median_s']:.3g}" if best else "n/a"
+        speed = fmt_ratio(best["median_s"] / m["median_s"]) if best else "n/a"
         err = m.get("error") or {}
-        out.append([label(m), m["device"].upper(), PHASES[m["phase"]], fmt_time(m["median_s"]),
-                    f"{fmt_time(m['min_s'])} – {fmt_time(m['max_s'])}", f"{m['spread']:.2f}",
+        what = f"{label(m)}, {PHASES[m['phase']]}" if m["device"] == "gpu" else label(m)
+        out.append([what, fmt_time(m["median_s"]), f"{m['spread']:.2f}",
                     fmt_rate(rate) if rate else "", speed,
                     f"{err.get('value', 0):.2%}" if err else ""])
-    header = ["Variant", "On", "Time", "Median", "Min – max", "Spread (max/min)",
-              "Pixel-iterations per second", "Speed-up over best CPU", "Pixels differing"]
-    caption = (f"\n\n*{size_text(rows[0]['params'])}; each figure is the median of "
-               f"{min(m['repeats'] for m in rows)} or more timed samples. Speed-up is against "
+    header = ["Variant", "Median time", "Spread", "Pixel-iterations per second",
+              "Speed-up over best CPU", "Pixels differing"]
+    caption = (f"\n\n*{size_text(rows[0]['params'])}; each time is the median of "
+               f"{min(m['repeats'] for m in rows)} or more timed samples; spread is the slowest "
+               "sample over the fastest. Speed-up is against "
                f"{label(best) if best else 'no CPU variant'}, the fastest CPU variant measured.*\n")
-    return notice + "\n" + markdown_table(header, out, "lllrrrrrr") + caption
+    return "\n" + markdown_table(header, out, "lrrrrr") + caption
 
 
 @renderer("mandelbrot_chart")
@@ -128,10 +140,10 @@ def chart(docs_dir: Path, path: str, case: str) -> str:
 
 @renderer("mandelbrot_compile")
 def compile_table(docs_dir: Path, path: str) -> str:
-    _, doc, notice = pick(docs_dir, path)
+    _, doc, _ = pick(docs_dir, path)
     rows = [m for m in doc["measurements"] if m["case"] == "compile"]
     if not rows:
-        return notice + "\n*This results file has no compile-time measurements.*\n"
+        return "\n*This results file has no compile-time measurements.*\n"
     order = list(PHASES)
     out = [[label(m) if m["variant"] != "cuda" else "CUDA driver and context",
             PHASES[m["phase"]], fmt_time(m["median_s"]),
@@ -141,8 +153,8 @@ def compile_table(docs_dir: Path, path: str) -> str:
     caption = (f"\n\n*Each figure: a new Python process makes its first call "
                f"({size_text(params) if params else 'a tiny case'}); median over that many "
                "processes.*\n")
-    return notice + "\n" + markdown_table(["Variant", "Call", "Median", "Min – max",
-                                           "Processes"], out, "llrrr") + caption
+    return "\n" + markdown_table(["Variant", "Call", "Median", "Min – max", "Processes"],
+                                  out, "llrrr") + caption
 
 
 @renderer("mandelbrot_headline")
@@ -164,12 +176,15 @@ def headline(docs_dir: Path, path: str) -> str:
             continue
         k, e = gpu.get("kernel"), gpu.get("end_to_end")
         lines.append(f"- **{case}** ({size_text(best['params'])}): the float64 kernel runs "
-                     f"{best['median_s'] / k['median_s']:.3g} times as fast as {label(best)} "
+                     f"{relative(best['median_s'] / k['median_s'])} {label(best)} "
                      f"on {cores} cores ({fmt_time(k['median_s'])} against "
                      f"{fmt_time(best['median_s'])}); with allocation and copies, "
-                     f"{best['median_s'] / e['median_s']:.3g} times "
+                     f"{relative(best['median_s'] / e['median_s'])} it "
                      f"({fmt_time(e['median_s'])}). Throughput: "
                      f"{fmt_rate(throughput(k))} pixel-iterations per second.")
+    if any("simulator" in m.get("clock", "") for m in doc["measurements"]):
+        lines.append("- The GPU variants of this file ran on Numba's CUDA simulator: their "
+                     "times measure Python on the CPU and say nothing about a GPU.")
     return notice + "\n" + "\n".join(lines) + "\n"
 
 
@@ -191,7 +206,7 @@ def ceiling(specs: dict, gpu_name: str, field: str) -> tuple[float, dict] | None
 def bars(docs_dir: Path, path: str, specs: str) -> str:
     """The issue's bars, checked against the file: throughput of cuda_f64 on the large case
     (with the datasheet ceiling), and the repeat-to-repeat spread of every GPU figure."""
-    _, doc, notice = pick(docs_dir, path)
+    _, doc, _ = pick(docs_dir, path)
     spec_doc = load_json(docs_dir, specs)
     gpus = doc["system"].get("gpus") or []
     ms = doc["measurements"]
@@ -227,7 +242,7 @@ def bars(docs_dir: Path, path: str, specs: str) -> str:
                      f"{len(timed)} GPU timings: {worst}.")
     else:
         items.append("- No GPU timings in this results file.")
-    return notice + "\n" + "\n".join(items) + "\n"
+    return "\n" + "\n".join(items) + "\n"
 
 
 @renderer("mandelbrot_details")
