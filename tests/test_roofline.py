@@ -1,0 +1,173 @@
+"""The roofline: its arithmetic, the check that no measured kernel sits above its roof, the renderers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SNIPPETS, load_snippet
+
+sys.path.insert(0, str(SNIPPETS))  # for bench.results
+
+DOCS = ROOT / "docs"
+DATA = DOCS / "data"
+KERNEL_FILES = ["data/saxpy-h200.json", "data/mandelbrot-h200.json", "data/matmul-h200.json"]
+
+
+@pytest.fixture(scope="module")
+def rl():
+    return load_snippet("machine/roofline.py")
+
+
+@pytest.fixture(scope="module")
+def renderers():
+    sys.path.insert(0, str(ROOT / "hooks"))
+    import renderers as package
+
+    return package
+
+
+def ceiling_doc(bw=1e12, fp32=50e12, tf32=400e12, device="gpu"):
+    def m(case, variant, flops, nbytes, t):
+        return {"case": case, "variant": variant, "device": device, "phase": "kernel", "role": "ceiling",
+                "median_s": t, "min_s": t, "max_s": t, "repeats": 10, "flops": flops, "bytes": nbytes,
+                "params": {"n": 1}}
+    return {"measurements": [m("memory", "copy", 0, bw, 1.0), m("matmul", "fp32", fp32, 1, 1.0),
+                             m("matmul", "tf32", tf32, 1, 1.0)]}
+
+
+def kernel(variant, flops, nbytes, seconds, device="gpu"):
+    return {"case": "k", "variant": variant, "device": device, "phase": "kernel", "median_s": seconds,
+            "min_s": seconds, "max_s": seconds, "repeats": 10, "flops": flops, "bytes": nbytes}
+
+
+def test_roof_is_the_lower_of_bandwidth_and_compute(rl):
+    assert rl.attainable(1e12, 50e12, 1 / 6) == pytest.approx(1e12 / 6)  # memory-bound
+    assert rl.attainable(1e12, 50e12, 1000) == 50e12  # compute-bound
+    assert rl.attainable(1e12, 50e12, 50) == pytest.approx(50e12)  # the ridge point
+
+
+def test_point_is_flops_over_bytes_and_flops_over_time(rl):
+    p = rl.point_from(kernel("saxpy", 2e9, 12e9, 0.01))
+    assert p.intensity == pytest.approx(1 / 6) and p.rate == pytest.approx(2e11)
+
+
+@pytest.mark.parametrize(("variant", "want"), [("cublas_bf16", "BF16"), ("cublas_tf32", "TF32"),
+                                               ("cublas_fp32", "FP32"), ("numba/naive", "FP32"),
+                                               ("cuda_f64", "FP32"), ("torch_float16", "BF16")])
+def test_precision_picks_the_roof(rl, variant, want):
+    assert rl.precision_of({"variant": variant}) == want
+
+
+def test_ceilings_come_from_the_ceiling_rows(rl):
+    c = rl.ceilings(ceiling_doc())
+    assert c["gpu"]["bandwidth"] == 1e12
+    assert c["gpu"]["peaks"] == {"FP32": 50e12, "TF32": 400e12}
+
+
+def test_check_accepts_a_point_below_its_roof(rl):
+    c = rl.ceilings(ceiling_doc())
+    good = rl.point_from(kernel("saxpy", 2e9, 12e9, 12e9 / 0.95e12))  # 95% of the bandwidth
+    assert rl.check(c, [good]) == []
+
+
+def test_check_catches_a_deliberately_bad_point(rl):
+    # A SAXPY "timed" without waiting for the GPU: 100x too short a time claims 100x the bandwidth.
+    c = rl.ceilings(ceiling_doc())
+    bad = rl.point_from(kernel("saxpy_no_sync", 2e9, 12e9, 12e9 / 1e12 / 100), source="bad.json")
+    problems = rl.check(c, [bad])
+    assert len(problems) == 1 and "above its roof" in problems[0] and "saxpy_no_sync" in problems[0]
+
+
+def test_check_catches_a_flop_count_error_on_the_compute_roof(rl):
+    # A matrix product at 45 TFLOP/s (FP32 roof 50) with each multiply-add counted as 4 FLOPs.
+    c = rl.ceilings(ceiling_doc())
+    n = 8192
+    honest = kernel("sgemm", 2 * n**3, 3 * 4 * n * n, 2 * n**3 / 45e12)
+    assert rl.check(c, [rl.point_from(honest)]) == []
+    doubled = dict(honest, flops=4 * n**3)
+    assert rl.check(c, [rl.point_from(doubled)])
+
+
+def test_check_holds_a_tensor_core_kernel_to_its_own_roof(rl):
+    c = rl.ceilings(ceiling_doc())
+    fast = kernel("cublas_tf32", 300e12, 1e9, 1.0)  # 300 TFLOP/s: fine for TF32, not for FP32
+    assert rl.check(c, [rl.point_from(fast)]) == []
+    fast["variant"] = "cublas_fp32"
+    assert rl.check(c, [rl.point_from(fast)])
+
+
+def test_check_reports_a_point_without_a_roof(rl):
+    c = rl.ceilings(ceiling_doc())
+    p = rl.point_from(kernel("saxpy", 2e9, 12e9, 1.0, device="cpu"))
+    assert "no measured FP32 ceiling" in rl.check(c, [p])[0]
+
+
+def test_points_keep_the_fastest_per_variant_and_skip_ceilings(rl):
+    doc = ceiling_doc()
+    doc["measurements"] += [kernel("saxpy", 2e3, 12e3, 1e-3), kernel("saxpy", 2e9, 12e9, 0.01),
+                            kernel("copy", 0, 8e9, 0.01)]  # no FLOPs: not a roofline point
+    [p] = rl.points(doc)
+    assert p.label == "saxpy" and p.rate == pytest.approx(2e11)
+
+
+def test_draw_makes_a_chart(rl):
+    c = rl.ceilings(ceiling_doc())
+    fig = rl.draw(c, [rl.point_from(kernel("saxpy", 2e9, 12e9, 0.013))])
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and len(ax.lines) >= 3
+
+
+def machine_file() -> Path:
+    h200 = DATA / "machine-h200.json"
+    return h200 if h200.is_file() else DATA / "machine-ci-cpu.json"
+
+
+def test_every_committed_point_is_below_its_roof(rl):
+    from bench.results import load_results
+
+    doc = load_results(machine_file())
+    ceils = rl.ceilings(doc)
+    assert ceils, f"{machine_file().name} has no ceilings"
+    pts = rl.points(doc, source=machine_file().name)
+    for rel in KERNEL_FILES:
+        if (DOCS / rel).is_file():
+            pts += [p for p in rl.points(load_results(DOCS / rel), source=rel) if p.device in ceils]
+    assert pts, "nothing to check"
+    assert rl.check(ceils, pts) == []
+
+
+def test_roofline_renderer_names_missing_files(renderers):
+    out = renderers.get("roofline")(DOCS, path="data/machine-h200.json",
+                                    fallback="data/machine-ci-cpu.json",
+                                    kernels="data/no-such-results.json")
+    assert "`data/no-such-results.json` (not measured yet)" in out
+    assert "data:image/svg+xml;base64," in out and "failure" not in out
+
+
+def test_llm_decode_is_bandwidth_over_weight_bytes(renderers):
+    import csv
+
+    rows = {r["key"]: float(r["value"]) for r in csv.DictReader(open(DATA / "why-gpus-specs.csv"))}
+    out = renderers.get("llm_decode")(DOCS, specs="data/why-gpus-specs.csv")
+    tokens = rows["h200_bandwidth"] / (rows["llama70b_params"] * rows["bf16_bytes"])
+    assert f"| {tokens:,.1f} |" in out
+    assert 30 < tokens < 40  # the order of magnitude the page's prose relies on
+
+
+def test_specs_need_a_source_and_a_date(renderers, tmp_path):
+    (tmp_path / "specs.csv").write_text("key,item,value,unit,source,as_of\nx,thing,1,B,,2026-01-01\n")
+    with pytest.raises(ValueError, match="source"):
+        renderers.get("spec_table")(tmp_path, specs="specs.csv", keys="x")
+
+
+def test_cpu_memory_roof_is_the_best_streaming_kernel(rl):
+    doc = ceiling_doc(bw=10e9, device="cpu")
+    doc["measurements"].append(dict(kernel("saxpy", 2e9, 12e9, 12e9 / 14e9, device="cpu"),
+                                    role="ceiling+point"))
+    c = rl.ceilings(doc)
+    assert c["cpu"]["bandwidth"] == pytest.approx(14e9)
+    [p] = rl.points(doc)  # a "ceiling+point" row is also plotted
+    assert p.label == "saxpy" and rl.check(c, [p]) == []
