@@ -28,7 +28,7 @@ F32_TOLERANCE = 0.1  # float32 may disagree with float64 on this fraction of pix
 
 # --8<-- [start:register]
 CASES = {
-    "smoke": Case({"width": 48, "height": 32, "iterations": 20}, default=False),  # seconds, anywhere
+    "smoke": Case({"width": 32, "height": 16, "iterations": 20}, default=False),  # seconds, anywhere
     "article": Case({"width": 1536, "height": 1024, "iterations": 20}),
     "deep": Case({"width": 1536, "height": 1024, "iterations": 1000},
                  variants=("njit", "njit_parallel", "cuda_f64", "cuda_f32"),
