@@ -26,6 +26,7 @@ for topic in "$@"; do
     status=$?
     echo "$topic: exit $status in $(( $(date +%s) - start )) s" | tee -a "$root/summary.txt"
     tail -n 25 "$RESULTS_DIR/log.txt"
+    # Pack after every topic: a run cut short still returns what finished.
+    tar czf "$OUT/results.tgz" -C "$root" .
+    cp "$root/summary.txt" "$OUT/summary.txt"
 done
-tar czf "$OUT/results.tgz" -C "$root" .
-cp "$root/summary.txt" "$OUT/summary.txt"
