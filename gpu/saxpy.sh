@@ -6,7 +6,7 @@
 #   roofline-h200.png     the roofline from machine-h200.json, with SAXPY, matmul, Mandelbrot points
 #   saxpy-cuda-c.txt, machine.txt, saxpy-progress.txt, pytest-gpu.txt   what each step printed
 # and prints the SAXPY bandwidth table last.
-set -u
+set -u -o pipefail
 cd "$(dirname "$0")/.."
 : "${RESULTS_DIR:?set RESULTS_DIR to an empty folder for the results}"
 mkdir -p build "$RESULTS_DIR"
@@ -28,7 +28,7 @@ timeout "$(limit 45)" nvcc -O3 -arch=sm_90 -o build/saxpy snippets/saxpy/saxpy.c
 step "CUDA C at N = $big (bar at 2^28: saxpy / copy >= 0.9)"
 timeout "$(limit 20)" ./build/saxpy "$big" 2>&1 | tee "$RESULTS_DIR/saxpy-cuda-c.txt" || status=1
 
-step "every SAXPY version, N = 2^10 .. 2^28"
+step "every SAXPY version over a range of N (${sweep[*]:-default sizes})"
 timeout "$(limit 95)" python3 snippets/saxpy/measure_saxpy.py --cuda-binary build/saxpy ${sweep[@]+"${sweep[@]}"} \
     --out "$RESULTS_DIR/saxpy-h200.json" > "$RESULTS_DIR/saxpy-table.txt" \
     2> "$RESULTS_DIR/saxpy-progress.txt" || { status=1; tail -20 "$RESULTS_DIR/saxpy-progress.txt"; }

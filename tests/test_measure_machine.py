@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from conftest import HAS_GPU, load_snippet, run_snippet
@@ -81,3 +82,70 @@ def test_full_run_on_a_gpu(tmp_path):
     gpu = {(m["case"], m["variant"]) for m in doc["measurements"] if m["device"] == "gpu"}
     assert {("memory", "copy"), ("saxpy", "saxpy"), ("pcie", "h2d_pinned"), ("pcie", "d2h_pageable"),
             ("matmul", "fp32")} <= gpu
+
+
+class NumpyStandIn:
+    """The GPU back-end interface, done with NumPy on the host: exercises measure_gpu's flow."""
+
+    name = "NumPy stand-in"
+
+    def __init__(self, mod, broken=False):
+        self.mod, self.broken = mod, broken
+
+    def time(self, fn, repeats, warmup=3):
+        from bench import timing
+
+        return timing.time_host(fn, repeats, warmup)
+
+    def to_device(self, a):
+        return a.copy()
+
+    def to_host(self, d):
+        return d.copy()
+
+    def empty_like(self, d):
+        return np.empty_like(d)
+
+    def copy(self, dst, src):
+        np.copyto(dst, src)
+
+    def saxpy(self, a, x, y):
+        if not self.broken:
+            y += np.float32(a) * x
+
+    def host_buffer(self, n, pinned):
+        a = np.empty(n, np.float32)
+        return a, a
+
+    def matmul(self, n, precision):
+        if precision != "FP32":
+            return None
+        rng = np.random.default_rng(1)
+        a, b = (rng.uniform(-1, 1, (n, n)).astype(np.float32) for _ in range(2))
+        c = np.empty((n, n), np.float32)
+
+        def check():
+            return self.mod.rel_error(c[:64], a[:64].astype(np.float64) @ b.astype(np.float64))
+
+        return (lambda: np.matmul(a, b, out=c)), check, 4
+
+    def finish(self):
+        pass
+
+
+def test_gpu_measurements_flow_through_a_stand_in_backend():
+    mod = load_snippet(SNIPPET)
+    rows, notes = mod.measure_gpu(NumpyStandIn(mod), 1000, 64, 10)
+    got = {(m["case"], m["variant"]): m for m in rows}
+    assert set(got) == {("memory", "copy"), ("saxpy", "saxpy"), ("pcie", "h2d_pageable"),
+                        ("pcie", "d2h_pageable"), ("pcie", "h2d_pinned"), ("pcie", "d2h_pinned"),
+                        ("matmul", "fp32")}
+    assert got[("memory", "copy")]["role"] == "ceiling" and got[("memory", "copy")]["bytes"] == 8000
+    assert got[("matmul", "fp32")]["flops"] == 2 * 64**3
+    assert [n.split()[0] for n in notes] == ["TF32", "BF16"]  # said, not silently skipped
+
+
+def test_gpu_measurements_refuse_a_wrong_saxpy():
+    mod = load_snippet(SNIPPET)
+    with pytest.raises(RuntimeError, match="wrong elements"):
+        mod.measure_gpu(NumpyStandIn(mod, broken=True), 1000, 64, 10)

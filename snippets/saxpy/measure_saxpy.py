@@ -326,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
              "GPU kernels and copies are timed with CUDA events around one call (median of "
              f"{args.repeats}, after warm-up; CPU versions: median of {args.cpu_repeats}); at "
              "small N that time is mostly launch overhead"] + args.note
+    failed: list[str] = []
     measurements = measure_cpu(x, y, cpu_sizes, args.cpu_repeats, log)
     has_gpu, why = gpu_state()
     if why:
@@ -339,21 +340,31 @@ def main(argv: list[str] | None = None) -> int:
         if cp is None:
             notes.append("CuPy is not installed or found no GPU: CuPy versions skipped")
         else:
-            measurements += measure_cupy(cp, x, y, gpu_sizes, args.repeats, log)
+            try:  # a failure here must not lose the other versions' results
+                measurements += measure_cupy(cp, x, y, gpu_sizes, args.repeats, log)
+            except Exception as exc:
+                failed.append(f"CuPy versions failed: {type(exc).__name__}: {exc}")
     if args.cuda_binary is not None:
         if has_gpu and not why:
-            measurements += measure_cuda_c(args.cuda_binary.resolve(), gpu_sizes, args.repeats, log)
+            try:
+                measurements += measure_cuda_c(args.cuda_binary.resolve(), gpu_sizes, args.repeats,
+                                               log)
+            except Exception as exc:
+                failed.append(f"CUDA C version failed: {type(exc).__name__}: {exc}")
         else:
             notes.append("CUDA C binary not run: no real GPU")
     elif has_gpu and not why:
         notes.append("CUDA C version not measured (no --cuda-binary given)")
+    notes += failed
     if args.out is not None:
         results.write_results(args.out, "saxpy", system.describe_system(), measurements, notes)
         log(f"wrote {args.out}")
     for note in notes[2:]:
         print(f"note: {note}")
     print_table(measurements)
-    return 0
+    for problem in failed:
+        print(f"error: {problem}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
