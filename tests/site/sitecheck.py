@@ -1,0 +1,512 @@
+"""Fixtures and helpers for the browser, link and accessibility checks of the built site.
+
+The fixtures live here, not in a ``tests/site/conftest.py``: a second module named ``conftest``
+would replace the root one in ``sys.modules`` and break ``from conftest import ROOT`` in every
+test file collected after this folder (and ``tests/site`` cannot be a package: ``site`` is a
+standard-library module). Test modules import the fixtures they use from here.
+
+Everything runs against the site that the root ``built_site`` fixture builds once per session,
+served from 127.0.0.1 on a free port under the path of ``site_url`` (as GitHub Pages serves it),
+in one headless Chromium (Debian's ``chromium``) driven by Playwright. Each page is visited once
+in a light and once in a dark colour scheme; the tests then assert on what the visits recorded.
+Nothing here reaches beyond this machine, except apt and npm when Chromium or axe-core is missing.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+import yaml
+
+from conftest import ROOT
+
+CACHE = Path(os.environ.get("SITE_TEST_CACHE", ROOT / ".cache" / "site-tests"))
+AXE_VERSION = "4.14.1"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+INSTALL_TIMEOUT_S = 900
+MERMAID_TIMEOUT_MS = int(os.environ.get("SITE_TEST_MERMAID_TIMEOUT_MS", 30_000))
+
+# Material draws each Mermaid diagram into a *closed* shadow root, which neither a test nor
+# axe-core can look into. Opening it (in the test browser only) lets both see the SVG.
+OPEN_SHADOW_ROOTS = """
+(() => {
+  const attach = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (init) {
+    return attach.call(this, Object.assign({}, init, { mode: "open" }));
+  };
+})();
+"""
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """Reads mkdocs.yml, leaving its `!!python/name:` tags unresolved."""
+
+
+_ConfigLoader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+
+
+def mkdocs_config() -> dict:
+    return yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=_ConfigLoader)
+
+
+def site_url() -> str:
+    """`site_url` from mkdocs.yml, "" when unset."""
+    return mkdocs_config().get("site_url") or ""
+
+
+def site_prefix() -> str:
+    """The URL path the site lives under once published ("/" or "/repo/")."""
+    path = urlsplit(site_url()).path or "/"
+    return path if path.endswith("/") else path + "/"
+
+
+# ---------------------------------------------------------------- the built pages
+
+
+def page_paths(site: Path) -> list[str]:
+    """Paths (relative to the site root) of every HTML page in the built site; "" is home."""
+    paths = []
+    for html in sorted(site.rglob("*.html")):
+        rel = html.relative_to(site).as_posix()
+        if rel == "index.html":
+            paths.append("")
+        elif rel.endswith("/index.html"):
+            paths.append(rel.removesuffix("index.html"))
+        else:
+            paths.append(rel)  # 404.html
+    return paths
+
+
+def content_pages(site: Path) -> list[str]:
+    """Pages a reader reaches through the site: all but the 404 page."""
+    return [p for p in page_paths(site) if p != "404.html"]
+
+
+def page_file(site: Path, path: str) -> Path:
+    return site / path / "index.html" if path == "" or path.endswith("/") else site / path
+
+
+def label(path: str) -> str:
+    return path or "(home)"
+
+
+# ---------------------------------------------------------------- a local server
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    prefix = "/"
+
+    def translate_path(self, path):
+        url_path = urlsplit(path).path
+        if not url_path.startswith(self.prefix):
+            return str(Path(self.directory) / "\0outside-the-site")  # answered with 404
+        return super().translate_path("/" + url_path[len(self.prefix):])
+
+    def end_headers(self):
+        # LinkChecker throttles each host to about 3 requests a second unless the server sends
+        # this header (its documented opt-in); harmless for the browser.
+        self.send_header("LinkChecker", "local test server")
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+@dataclass
+class Server:
+    root: Path
+    origin: str  # "http://127.0.0.1:PORT"
+    prefix: str  # "/" or "/repo/"
+
+    @property
+    def base(self) -> str:
+        return self.origin + self.prefix
+
+    def url(self, path: str) -> str:
+        return self.base + path.lstrip("/")
+
+    def local_file(self, url: str) -> Path | None:
+        """The file under the site root that a URL of this server serves, if any."""
+        parts = urlsplit(url)
+        if f"{parts.scheme}://{parts.netloc}" != self.origin or not parts.path.startswith(self.prefix):
+            return None
+        rel = unquote(parts.path[len(self.prefix):])
+        file = self.root / rel
+        if file.is_dir():
+            file = file / "index.html"
+        return file if file.is_file() else None
+
+
+def serve(directory: Path, prefix: str = "/"):
+    """Start a threaded HTTP server for `directory` on 127.0.0.1; returns (server, httpd)."""
+    handler = type("Handler", (_Handler,), {"prefix": prefix})
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(directory)))
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, name="site-server", daemon=True).start()
+    return Server(directory, f"http://127.0.0.1:{httpd.server_address[1]}", prefix), httpd
+
+
+@pytest.fixture(scope="session")
+def site_server(built_site):
+    """The built site on http://127.0.0.1:<free port>/<site_url path>/."""
+    server, httpd = serve(built_site, site_prefix())
+    try:
+        yield server
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+# ---------------------------------------------------------------- Chromium
+
+
+def find_chromium() -> str | None:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return "/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None
+
+
+def install_chromium() -> str:
+    """Install Debian's chromium with apt (as root only); returns "" or why it could not."""
+    if os.geteuid() != 0:
+        return "not root, so apt-get cannot install it (run: sudo apt-get install chromium)"
+    if shutil.which("apt-get") is None:
+        return "apt-get is not available to install it"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for cmd in (["apt-get", "update"],
+                ["apt-get", "install", "-y", "--no-install-recommends", "chromium"]):
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                                  timeout=INSTALL_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return f"`{' '.join(cmd)}` took more than {INSTALL_TIMEOUT_S} s"
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
+            return f"`{' '.join(cmd)}` failed: {' '.join(tail)}"
+    return ""
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = find_chromium()
+    if path is None:
+        why = install_chromium()
+        path = find_chromium()
+        if path is None:
+            pytest.skip(f"no Chromium for the browser tests: {why or 'not found after install'}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=chromium_path, headless=True,
+                                      args=CHROMIUM_ARGS)  # Playwright adds a fresh profile dir
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def new_context(browser, server: Server, scheme: str):
+    context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900},
+                                  service_workers="block")
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.origin)
+    context.add_init_script(OPEN_SHADOW_ROOTS)
+    context.set_default_timeout(20_000)
+    return context
+
+
+# ---------------------------------------------------------------- axe-core from npm
+
+
+def fetch_axe() -> Path | str:
+    """axe.min.js of axe-core AXE_VERSION, from the npm registry into CACHE; or why not."""
+    target = CACHE / f"axe-core-{AXE_VERSION}" / "axe.min.js"
+    if target.is_file():
+        return target
+    npm = shutil.which("npm")
+    if npm is None:
+        return "npm is not on PATH, so axe-core cannot be fetched from the npm registry"
+    work = CACHE / "npm-pack"
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        proc = subprocess.run([npm, "pack", f"axe-core@{AXE_VERSION}", "--json",
+                               "--pack-destination", str(work)],
+                              capture_output=True, text=True, timeout=300, cwd=work)
+    except subprocess.TimeoutExpired:
+        return "npm pack axe-core took more than 300 s"
+    if proc.returncode != 0:
+        return f"npm pack axe-core@{AXE_VERSION} failed: {proc.stderr.strip()[-300:]}"
+    tarball = work / json.loads(proc.stdout)[0]["filename"]
+    with tarfile.open(tarball) as tar:
+        member = tar.extractfile("package/axe.min.js")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(member.read())
+    tarball.unlink()
+    return target
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    found = fetch_axe()
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found.read_text()
+
+
+# The dark pass needs only the rules that depend on colour (color-contrast is most of axe's time).
+COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+
+AXE_RUN = """
+async (rules) => {
+  const options = { resultTypes: ["violations"] };
+  if (rules) options.runOnly = { type: "rule", values: rules };
+  const result = await axe.run(document, options);
+  return result.violations.map(v => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.slice(0, 4).map(n => n.target.join(" ") + " -- " +
+                                       (n.failureSummary || "").replace(/\\s+/g, " ").slice(0, 240)),
+    count: v.nodes.length,
+  }));
+}
+"""
+
+
+def run_axe(page, axe_js: str, rules: list[str] | None = None) -> list[dict]:
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.add_script_tag(content=axe_js)
+    return page.evaluate(AXE_RUN, rules)
+
+
+# ---------------------------------------------------------------- one visit per page
+
+IMAGES = """
+async () => {
+  const images = [...document.images];
+  images.forEach(img => { img.loading = "eager"; });
+  await Promise.all(images.map(img => img.decode().catch(() => null)));
+  return images.map(img => ({
+    src: (img.currentSrc || img.src || "").slice(0, 100),
+    alt: img.getAttribute("alt"),
+    loaded: img.complete && img.naturalWidth > 0,
+  }));
+}
+"""
+
+CODE_BLOCKS = """
+() => {
+  const blocks = [...document.querySelectorAll(".md-content pre > code")];
+  const buttons = [...document.querySelectorAll(".md-content button[data-md-type=copy]")];
+  const targets = new Map();
+  for (const b of buttons) {
+    const t = document.querySelector(b.getAttribute("data-clipboard-target"));
+    if (t) targets.set(t, b);
+  }
+  return {
+    blocks: blocks.length,
+    without_button: blocks.filter(b => !targets.has(b)).map(b => b.innerText.slice(0, 60)),
+  };
+}
+"""
+
+MERMAID_RENDERED = """
+() => [...document.querySelectorAll("div.mermaid")].map(d => {
+  const svg = d.shadowRoot && d.shadowRoot.querySelector("svg");
+  if (!svg) return null;
+  const box = svg.getBoundingClientRect();
+  return { width: box.width, height: box.height, text: svg.textContent.slice(0, 200) };
+})
+"""
+
+NOTEBOOK = """
+() => {
+  const wrapper = document.querySelector(".jupyter-wrapper");
+  if (!wrapper) return null;
+  const outputs = wrapper.querySelectorAll(".jp-OutputArea-output");
+  const images = wrapper.querySelectorAll(".jp-OutputArea-output img");
+  return {
+    cells: wrapper.querySelectorAll(".jp-Cell").length,
+    outputs: outputs.length,
+    images: images.length,
+    images_loaded: [...images].filter(i => i.complete && i.naturalWidth > 0).length,
+    errors: wrapper.querySelectorAll("[data-mime-type='application/vnd.jupyter.stderr']").length,
+  };
+}
+"""
+
+
+COMPRESSED = {".html", ".css", ".js", ".json", ".svg", ".xml", ".txt", ".map", ".ipynb"}
+
+
+@functools.lru_cache(maxsize=None)
+def transfer_size(file: Path) -> int:
+    """Bytes on the wire for `file` as GitHub Pages sends it: text gzip-compressed, images as
+    they are (HTTP headers not counted). The local test server sends everything uncompressed."""
+    data = file.read_bytes()
+    return len(gzip.compress(data, 6)) if file.suffix in COMPRESSED else len(data)
+
+
+@dataclass
+class Visit:
+    path: str
+    scheme: str = ""  # the colour scheme the browser asked for: "light" or "dark"
+    color_scheme: str = ""  # the palette Material applied (data-md-color-scheme)
+    console_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    offsite_requests: list[str] = field(default_factory=list)
+    served: set[str] = field(default_factory=set)  # URLs answered 200 by the site server
+    bytes: int = 0  # transferred, as GitHub Pages would send it (see transfer_size)
+    images: list[dict] = field(default_factory=list)
+    mermaid_blocks: int = 0
+    mermaid_svgs: list = field(default_factory=list)
+    mermaid_error: str = ""
+    code: dict = field(default_factory=dict)
+    copied: tuple[str, str] | None = None  # (code block text, clipboard text)
+    notebook: dict | None = None
+    axe: list[dict] = field(default_factory=list)
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
+
+
+class Recorder:
+    """Routes page events into the Visit in progress (none between visits)."""
+
+    def __init__(self, page, server: Server):
+        self.server, self.visit, self.pending = server, None, set()
+        page.on("console", self._console)
+        page.on("requestfinished", lambda r: self.pending.discard(r))
+        page.on("requestfailed", lambda r: self.pending.discard(r))
+        page.on("pageerror", lambda err: self._add("console_errors", f"uncaught: {err}"))
+        page.on("request", self._request)
+        page.on("requestfailed", lambda r: self._add(
+            "failed_requests", f"{r.url[:160]} ({r.failure})"))
+        page.on("response", self._response)
+
+    def _add(self, name, item):
+        if self.visit is not None:
+            getattr(self.visit, name).append(item)
+
+    def _console(self, msg):
+        if msg.type == "error":
+            where = msg.location.get("url", "") if msg.location else ""
+            self._add("console_errors", f"{msg.text[:300]} [{where}]")
+
+    def _request(self, request):
+        self.pending.add(request)
+        scheme = urlsplit(request.url).scheme
+        if scheme in ("http", "https", "ws", "wss") and not request.url.startswith(
+                self.server.origin + "/"):
+            self._add("offsite_requests", request.url[:200])
+
+    def _response(self, response):
+        if self.visit is None:
+            return
+        if response.status >= 400:
+            self.visit.failed_requests.append(f"{response.url[:160]} (HTTP {response.status})")
+        elif response.status == 200 and response.url not in self.visit.served:
+            self.visit.served.add(response.url)
+            file = self.server.local_file(response.url)
+            if file is not None:
+                self.visit.bytes += transfer_size(file)
+
+
+    def settle(self, page, timeout_s: float = 10.0) -> None:
+        """Wait until every request the page started has finished (the search index, ...).
+        Playwright delivers events only while it is called, hence wait_for_timeout."""
+        deadline = time.monotonic() + timeout_s
+        page.wait_for_timeout(10)
+        while self.pending and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
+
+
+def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
+               axe_js: str, full: bool, mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) -> Visit:
+    """Load one page and record what the tests check. `full`: every check; otherwise only
+    the colour scheme, console errors, off-site requests and axe's colour rules."""
+    visit = Visit(path, scheme)
+    visit.mermaid_blocks = page_file(server.root, path).read_text().count('class="mermaid"')
+    recorder.visit = visit
+    try:
+        page.goto(server.url(path), wait_until="load")
+        visit.color_scheme = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
+        if visit.mermaid_blocks:
+            try:
+                page.wait_for_function(
+                    "n => [...document.querySelectorAll('div.mermaid')]"
+                    ".filter(d => d.shadowRoot && d.shadowRoot.querySelector('svg')).length >= n",
+                    arg=visit.mermaid_blocks, timeout=mermaid_timeout_ms)
+            except Exception as exc:  # noqa: BLE001 - reported by the Mermaid test
+                visit.mermaid_error = str(exc).splitlines()[0]
+            visit.mermaid_svgs = page.evaluate(MERMAID_RENDERED)
+        if full:
+            visit.images = page.evaluate(IMAGES)
+            visit.code = page.evaluate(CODE_BLOCKS)
+            visit.notebook = page.evaluate(NOTEBOOK)
+            # Click the first copy button a reader can see (others may sit in a closed tab).
+            button = page.locator(".md-content button[data-md-type=copy]:visible").first
+            if visit.code["blocks"] and button.count():
+                page.evaluate("navigator.clipboard.writeText('')")
+                button.scroll_into_view_if_needed()
+                button.click()
+                code = page.evaluate("t => document.querySelector(t).innerText",
+                                     button.get_attribute("data-clipboard-target"))
+                visit.copied = (code, page.evaluate("navigator.clipboard.readText()"))
+        visit.axe = run_axe(page, axe_js, None if full else COLOUR_RULES)
+        recorder.settle(page)
+    finally:
+        recorder.visit = None
+    return visit
+
+
+@dataclass
+class SiteVisits:
+    light: dict[str, Visit]
+    dark: dict[str, Visit]
+    seconds: float
+
+
+@pytest.fixture(scope="session")
+def site_visits(browser, site_server, axe_source) -> SiteVisits:
+    """Every built page visited once in the light scheme (all checks) and once in the dark
+    scheme (the scheme and the accessibility audit)."""
+    start = time.monotonic()
+    paths = page_paths(site_server.root)
+    results = {}
+    for scheme in ("light", "dark"):
+        context = new_context(browser, site_server, scheme)
+        page = context.new_page()
+        recorder = Recorder(page, site_server)
+        results[scheme] = {
+            path: visit_page(page, recorder, site_server, path, scheme, axe_source,
+                             full=scheme == "light")
+            for path in paths}
+        context.close()
+    return SiteVisits(results["light"], results["dark"], time.monotonic() - start)
+
+
+def normalised_lines(text: str) -> list[str]:
+    return _lines(text)

@@ -1,0 +1,231 @@
+"""The built site in headless Chromium: every page, as a reader's browser gets it.
+
+Each page is loaded once per colour scheme (see ``sitecheck.site_visits``); the tests below
+assert on what those visits recorded, so a page added to the site is checked without any change
+here. Skipped with a reason when Chromium or npm (for axe-core) cannot be had.
+"""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlsplit
+
+import pytest
+
+from sitecheck import (  # noqa: F401 - fixtures are used by name
+    Recorder, axe_source, browser, chromium_path, content_pages, label, new_context,
+    normalised_lines, serve, site_server, site_visits, visit_page,
+)
+
+PAGE_WEIGHT_LIMIT = 1_000_000  # bytes, for pages without a diagram
+BLOCKING_IMPACTS = {"serious", "critical"}
+
+# (search term, the page it must find among the first results). Terms for pages that are not
+# in the build are skipped, so the table can name pages before they land.
+SEARCH_TERMS = [
+    ("array addition bounds check", "kernels/array-addition/"),
+    ("cudaErrorInsufficientDriver", "kernels/array-addition/"),
+    ("Mandelbrot", "kernels/mandelbrot/"),
+    ("grid-stride loop", "kernels/saxpy/"),
+    ("cuBLAS", "kernels/matmul/"),
+    ("spot instance", "setup/gpus-on-aws/"),
+    ("nvidia-smi", "setup/check-your-gpu/"),
+    ("PoCL", "accelerators/platforms/"),
+    ("XLA", "accelerators/compilers/"),
+    ("GPU survival toolkit", ""),
+]
+SEARCH_TOP = 3  # the right page must be among this many documents
+
+
+def failures(visits, attribute) -> dict[str, list]:
+    return {label(path): getattr(v, attribute) for path, v in visits.items()
+            if getattr(v, attribute)}
+
+
+def test_every_built_page_is_visited(site_visits, site_server):
+    built = {p.relative_to(site_server.root) for p in site_server.root.rglob("*.html")}
+    assert len(site_visits.light) == len(built) > 0
+    assert len(site_visits.dark) == len(built)
+
+
+def test_pages_load_without_console_errors(site_visits):
+    assert not failures(site_visits.light, "console_errors")
+    assert not failures(site_visits.dark, "console_errors")
+
+
+def test_no_failed_requests(site_visits):
+    assert not failures(site_visits.light, "failed_requests")
+
+
+def test_no_request_leaves_the_site(site_visits):
+    # Fonts, Mermaid, search and every script must come from the site itself.
+    assert not failures(site_visits.light, "offsite_requests")
+    assert not failures(site_visits.dark, "offsite_requests")
+
+
+def test_every_image_loads_and_has_alt_text(site_visits):
+    broken = {label(p): [i["src"] for i in v.images if not i["loaded"]]
+              for p, v in site_visits.light.items()}
+    no_alt = {label(p): [i["src"] for i in v.images if i["alt"] is None]
+              for p, v in site_visits.light.items()}
+    assert not {p: s for p, s in broken.items() if s}, "images that did not load"
+    assert not {p: s for p, s in no_alt.items() if s}, "images without an alt attribute"
+
+
+def test_mermaid_diagrams_render_to_svg(site_visits):
+    with_diagrams = {p: v for p, v in site_visits.light.items() if v.mermaid_blocks}
+    if not with_diagrams:
+        pytest.skip("no page has a Mermaid diagram")
+    problems = {}
+    for path, v in with_diagrams.items():
+        svgs = [s for s in v.mermaid_svgs if s]
+        bad = [s["text"][:80] for s in svgs
+               if s["width"] < 50 or s["height"] < 20 or "Syntax error" in s["text"]]
+        if v.mermaid_error or len(svgs) != v.mermaid_blocks or bad:
+            problems[label(path)] = {"blocks": v.mermaid_blocks, "svgs": len(svgs),
+                                     "bad": bad, "error": v.mermaid_error}
+    assert not problems
+
+
+def test_mermaid_is_downloaded_only_by_pages_with_a_diagram(site_visits, site_server):
+    mermaid = site_server.url("assets/javascripts/mermaid.min.js")
+    loaded = {p: mermaid in v.served for p, v in site_visits.light.items()}
+    assert not [label(p) for p, v in site_visits.light.items()
+                if loaded[p] and not v.mermaid_blocks], "Mermaid loaded without a diagram"
+    assert not [label(p) for p, v in site_visits.light.items()
+                if v.mermaid_blocks and not loaded[p]], "diagram without the local Mermaid"
+
+
+def test_pages_without_diagrams_weigh_under_1_mb(site_visits):
+    heavy = {label(p): v.bytes for p, v in site_visits.light.items()
+             if not v.mermaid_blocks and v.bytes >= PAGE_WEIGHT_LIMIT}
+    assert not heavy, f"bytes transferred, limit {PAGE_WEIGHT_LIMIT}"
+    assert all(v.bytes > 10_000 for v in site_visits.light.values())  # the measure measures
+
+
+def test_code_blocks_have_a_working_copy_button(site_visits):
+    with_code = {p: v for p, v in site_visits.light.items() if v.code.get("blocks")}
+    if not with_code:
+        pytest.skip("no page has a code block")
+    assert not {label(p): v.code["without_button"] for p, v in with_code.items()
+                if v.code["without_button"]}, "code blocks without a copy button"
+    wrong = {label(p): (v.copied[0][:80], v.copied[1][:80]) for p, v in with_code.items()
+             if v.copied is None or normalised_lines(v.copied[0]) != normalised_lines(v.copied[1])}
+    assert not wrong, "clicking the copy button did not put the code on the clipboard"
+
+
+def test_palette_follows_the_readers_colour_scheme(site_visits):
+    assert {v.color_scheme for v in site_visits.light.values()} == {"default"}
+    assert {v.color_scheme for v in site_visits.dark.values()} == {"slate"}
+
+
+def test_light_dark_toggle(browser, site_server):
+    context = new_context(browser, site_server, "light")
+    try:
+        page = context.new_page()
+        page.goto(site_server.url(""), wait_until="load")
+        scheme = "document.body.getAttribute('data-md-color-scheme')"
+        assert page.evaluate(scheme) == "default"
+        page.locator("form[data-md-component=palette] label:visible").first.click()
+        page.wait_for_function(f"{scheme} === 'slate'")
+        page.reload(wait_until="load")  # the choice is remembered
+        assert page.evaluate(scheme) == "slate"
+        page.locator("form[data-md-component=palette] label:visible").first.click()
+        page.wait_for_function(f"{scheme} === 'default'")
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def search_page(browser, site_server):
+    context = new_context(browser, site_server, "light")
+    page = context.new_page()
+    page.goto(site_server.url(""), wait_until="networkidle")
+    yield page
+    context.close()
+
+
+def search(page, term: str, base: str) -> list[str]:
+    """Type `term` into the search box; the documents found, best first, as site paths."""
+    box = page.locator("input.md-search__input")
+    box.click()
+    box.fill(term)
+    box.press("End")
+    read = """() => [document.querySelector('.md-search-result__meta')?.innerText || '',
+        ...[...document.querySelectorAll('li.md-search-result__item > a')].map(a => a.href)]"""
+    previous, deadline = None, time.monotonic() + 10
+    while time.monotonic() < deadline:
+        current = page.evaluate(read)
+        if current == previous and len(current) > 1:
+            break
+        previous = current
+        time.sleep(0.15)
+    documents = []
+    for href in previous[1:]:
+        url = urlsplit(href)
+        path = url.path.removeprefix(urlsplit(base).path)
+        if path not in documents:
+            documents.append(path)
+    return documents
+
+
+@pytest.mark.parametrize(("term", "expected"), SEARCH_TERMS, ids=[t for t, _ in SEARCH_TERMS])
+def test_search_finds_the_right_page(search_page, site_server, term, expected):
+    present = [page for _, page in SEARCH_TERMS if page in content_pages(site_server.root)]
+    assert len(present) >= 2, "fewer than two search terms have their page: update SEARCH_TERMS"
+    if expected not in content_pages(site_server.root):
+        pytest.skip(f"{label(expected)} is not in this build")
+    found = search(search_page, term, site_server.base)
+    assert expected in found[:SEARCH_TOP], f"{term!r} found {found[:5]}"
+
+
+def test_notebook_pages_show_outputs_and_images(site_visits):
+    notebooks = {label(p): v.notebook for p, v in site_visits.light.items() if v.notebook}
+    if not notebooks:
+        pytest.skip("no notebook page in this build")
+    assert not {p: n for p, n in notebooks.items()
+                if n["outputs"] == 0 or n["images_loaded"] != n["images"] or n["errors"]}
+    assert any(n["images"] for n in notebooks.values()), "no notebook shows an image"
+
+
+def blocking(visits) -> dict[str, list]:
+    return {label(p): [f"{a['id']} ({a['impact']}, {a['count']}x): {a['help']}; {a['nodes']}"
+                       for a in v.axe if a["impact"] in BLOCKING_IMPACTS]
+            for p, v in visits.items()
+            if any(a["impact"] in BLOCKING_IMPACTS for a in v.axe)}
+
+
+def test_accessibility_light_scheme(site_visits):
+    assert not blocking(site_visits.light), "axe-core: serious or critical violations"
+
+
+def test_accessibility_dark_scheme(site_visits):
+    assert not blocking(site_visits.dark), "axe-core: serious or critical violations"
+
+
+def test_the_checks_catch_a_bad_page(browser, site_server, axe_source, tmp_path):
+    """A page with an off-site image, a missing file, an image without alt text, an error in
+    its script and a Mermaid block that cannot render: every check above must see it."""
+    (tmp_path / "index.html").write_text(
+        '<!doctype html><html lang="en"><head><title>bad</title></head><body><main>'
+        '<img src="https://example.invalid/x.png" alt="off-site">'
+        '<img src="missing.png">'
+        '<div class="mermaid">graph TD; A--&gt;B</div>'
+        '<script>console.error("boom")</script></main></body></html>')
+    server, httpd = serve(tmp_path)
+    context = new_context(browser, server, "light")
+    try:
+        page = context.new_page()
+        visit = visit_page(page, Recorder(page, server), server, "", "light", axe_source,
+                           full=True, mermaid_timeout_ms=1000)
+    finally:
+        context.close()
+        httpd.shutdown()
+        httpd.server_close()
+    assert any("boom" in e for e in visit.console_errors)
+    assert any("example.invalid" in r for r in visit.offsite_requests)
+    assert any("missing.png" in r for r in visit.failed_requests)
+    assert sum(not i["loaded"] for i in visit.images) == 2
+    assert any(i["alt"] is None for i in visit.images)
+    assert "image-alt" in {a["id"] for a in visit.axe if a["impact"] in BLOCKING_IMPACTS}
+    assert visit.mermaid_error  # no Material, so nothing renders: the wait must time out
