@@ -43,12 +43,19 @@ timeout "$(limit 45)" python3 snippets/machine/measure_machine.py ${machine[@]+"
     > "$RESULTS_DIR/machine.txt" 2>&1 || status=1
 cat "$RESULTS_DIR/machine.txt"
 
+step "Numba CUDA at N = $big with other grid sizes (blocks of 256 threads per SM)"
+for per_sm in 4 8 128; do
+    timeout "$(limit 15)" python3 snippets/saxpy/saxpy_numba_cuda.py "$big" --no-transfers \
+        --blocks-per-sm "$per_sm" 2>&1 | grep -E "blocks|saxpy|copy|error" \
+        | tee -a "$RESULTS_DIR/saxpy-numba-grids.txt"
+done
+
 step "GPU tests of this topic (the 90% bars as tests)"
 timeout "$(limit 60)" python3 -m pytest -q -o addopts="" -p no:cacheprovider -m gpu \
     tests/test_saxpy.py tests/test_measure_machine.py > "$RESULTS_DIR/pytest-gpu.txt" 2>&1 \
     || status=1
 tail -5 "$RESULTS_DIR/pytest-gpu.txt"
 
-step "SAXPY bandwidth at the largest N (of roof = against the copy measured in the same run)"
+step "SAXPY bandwidth at the largest N (of copy = against the copy measured in the same run)"
 cat "$RESULTS_DIR/saxpy-table.txt"
 exit $status

@@ -76,14 +76,13 @@ def saxpy_table(docs_dir: Path, path: str, fallback: str | None = None) -> str:
         bw = m["bytes"] / m["median_s"]
         ceiling = ceiling_bandwidth(doc, m.get("ceiling"), n)
         frac = f"{100 * bw / ceiling:.0f}%" if ceiling else "–"
-        roof = (f"{ceiling / 1e9:,.1f} ({(m.get('ceiling') or {}).get('case')})" if ceiling
-                else "–")
+        roof = f"{ceiling / 1e9:,.1f}" if ceiling else "–"
         rows.append([name(v), m["device"].upper(), fmt_n(n), f"{m['median_s'] * 1e3:.4f}",
                      f"{bw / 1e9:,.1f}", roof, frac])
     if not rows:
         raise ValueError(f"{path}: no SAXPY measurements")
     table = markdown_table(["version", "device", "N (float32)", "time (ms)", "SAXPY GB/s",
-                            "roof GB/s, same run", "of roof"], rows, "llrrrrr")
+                            "copy GB/s, same run", "of copy"], rows, "llrrrrr")
     return intro + table + "\n\n" + how_measured(doc) + "\n"
 
 

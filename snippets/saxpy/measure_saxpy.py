@@ -246,7 +246,7 @@ def bandwidth_table(measurements: list[dict]) -> list[tuple]:
 
 
 def print_table(measurements: list[dict]) -> None:
-    print(f"{'variant':16s} {'device':6s} {'N':>11s} {'ms':>10s} {'GB/s':>9s} {'of roof':>8s}")
+    print(f"{'variant':16s} {'device':6s} {'N':>11s} {'ms':>10s} {'GB/s':>9s} {'of copy':>8s}")
     for variant, device, n, ms, gbs, frac in bandwidth_table(measurements):
         f = f"{100 * frac:7.1f}%" if frac is not None else "       -"
         print(f"{variant:16s} {device:6s} {n:11d} {ms:10.4f} {gbs:9.1f} {f}")

@@ -33,10 +33,10 @@ def saxpy(a, x, y):
 
 
 # --8<-- [start:launch]
-def grid_for(n: int, threads: int = THREADS) -> int:
+def grid_for(n: int, threads: int = THREADS, per_sm: int = 32) -> int:
     """Blocks to launch: 32 per SM keeps every SM busy; never more than the data needs."""
     sms = getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", 1)  # 1 on the simulator
-    return max(1, min(32 * sms, (n + threads - 1) // threads))
+    return max(1, min(per_sm * sms, (n + threads - 1) // threads))
 
 
 def run_saxpy(a, d_x, d_y, blocks=None, threads=THREADS):
@@ -71,14 +71,16 @@ def check_saxpy(n: int, blocks=None, threads=THREADS) -> int:
     return int(np.count_nonzero(d_y.copy_to_host() != A * x + y))
 
 
-def measure(n: int, repeats: int = 20, transfers: bool = True) -> dict:
+def measure(n: int, repeats: int = 20, transfers: bool = True, per_sm: int = 32) -> dict:
     """Time SAXPY, the device copy and (optionally) host<->device copies; {name: Stats}."""
     x, y = make_inputs(n)
     d_x, d_y = cuda.to_device(x), cuda.to_device(y)
     d_copy = cuda.device_array_like(d_x)
-    out = {"compile_first_s": timing.time_once(lambda: (run_saxpy(A, d_x, d_y), cuda.synchronize()))}
+    blocks = grid_for(n, per_sm=per_sm)
+    out = {"compile_first_s": timing.time_once(lambda: (run_saxpy(A, d_x, d_y, blocks),
+                                                        cuda.synchronize()))}
     # --8<-- [start:measure]
-    out["saxpy"] = timing.time_cuda(lambda: run_saxpy(A, d_x, d_y), repeats, warmup=3)
+    out["saxpy"] = timing.time_cuda(lambda: run_saxpy(A, d_x, d_y, blocks), repeats, warmup=3)
     out["device_copy"] = timing.time_cuda(lambda: d_copy.copy_to_device(d_x), repeats, warmup=3)
     # --8<-- [end:measure]
     if np.count_nonzero(d_copy.copy_to_host() != x):
@@ -120,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="timed repeats after warm-up; the median is reported (default 20)")
     parser.add_argument("--no-transfers", action="store_true",
                         help="skip the host<->device copies")
+    parser.add_argument("--blocks-per-sm", type=positive_int, default=32,
+                        help="blocks of 256 threads per SM in the grid (default 32)")
     parser.add_argument("--check-only", action="store_true",
                         help="check the result against NumPy and stop (no timing)")
     args = parser.parse_args(argv)
@@ -128,18 +132,19 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
 
-    wrong = check_saxpy(args.n)
+    blocks = grid_for(args.n, per_sm=args.blocks_per_sm)
+    wrong = check_saxpy(args.n, blocks)
     if wrong:
         print(f"error: {wrong} of {args.n} elements differ from NumPy", file=sys.stderr)
         return 1
     if args.check_only:
         print(f"OK: all {args.n} elements match")
         return 0
-    res = measure(args.n, args.repeats, transfers=not args.no_transfers)
+    res = measure(args.n, args.repeats, transfers=not args.no_transfers, per_sm=args.blocks_per_sm)
     nbytes = 4 * args.n
     sizes = {"saxpy": saxpy_bytes(args.n), "device_copy": copy_bytes(args.n)}
-    print(f"SAXPY, Numba CUDA, N = {args.n:,} float32 (first call with compilation: "
-          f"{res['compile_first_s']:.2f} s)")
+    print(f"SAXPY, Numba CUDA, N = {args.n:,} float32, {blocks} blocks x {THREADS} threads "
+          f"(first call with compilation: {res['compile_first_s']:.2f} s)")
     if config.ENABLE_CUDASIM:
         print("(CUDA simulator: these are times of Python threads on the CPU, not of a GPU)")
     for name, stats in res.items():
