@@ -175,7 +175,9 @@ def llm_decode(docs_dir: Path, specs: str, measured: str | None = None) -> str:
                 ("NVIDIA H100 SXM (datasheet)", r["h100_bandwidth"]),
                 ("NVIDIA A100 80GB SXM (datasheet)", r["a100_bandwidth"]),
                 ("AMD EPYC 9654, one socket (datasheet)", r["epyc_9654_bandwidth"])]
-    extra = []
+    extra, pending = [], ""
+    if measured and not (docs_dir / measured).is_file():
+        pending = f" The row for this site's own H200 measurement appears once `{measured}` exists."
     if measured and (docs_dir / measured).is_file():
         doc = load_results(docs_dir / measured)
         ceils = model.ceilings(doc)
@@ -195,7 +197,7 @@ def llm_decode(docs_dir: Path, specs: str, measured: str | None = None) -> str:
                                              "epyc_9654_bandwidth", "llama70b_params"))
     return (markdown_table(["model (BF16)", "weights read per token", "memory", "bandwidth",
                             "tokens/s at most (batch 1)"], rows, "lrlrr")
-            + f"\n\nSources: {sources}.\n")
+            + f"\n\nSources: {sources}.{pending}\n")
 
 
 @renderer("littles_law")
