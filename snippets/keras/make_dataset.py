@@ -1,0 +1,93 @@
+"""Write a small, learnable cats-vs-dogs image set in the Kaggle layout, for testing the scripts.
+
+"Cats" are striped across and "dogs" up and down, in random colours, stripe widths and image
+shapes, with noise: a pattern that a small CNN learns in a few epochs, unlike real photos.
+
+    python snippets/keras/make_dataset.py data --images 100        # data/cats, data/dogs
+    python snippets/keras/make_dataset.py data --validation 0.2    # data/train/..., data/validation/...
+    python snippets/keras/make_dataset.py kaggle --flat            # kaggle/train/cat.0.jpg, ... as in train.zip
+"""
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+CLASSES = {"cats": "cat", "dogs": "dog"}  # folder -> the Kaggle file-name prefix
+
+
+# --8<-- [start:draw]
+def draw(kind: str, rng: np.random.Generator, size: int) -> np.ndarray:
+    """One RGB image: horizontal stripes for a "cat", vertical ones for a "dog"."""
+    width = int(size * rng.uniform(1.0, 1.5))  # Kaggle's photos vary in shape: so do these
+    height = int(size * rng.uniform(1.0, 1.5))
+    background, stripe = rng.uniform(0, 255, 3), rng.uniform(0, 255, 3)
+    while np.abs(background - stripe).sum() < 250:  # keep the stripes visible
+        stripe = rng.uniform(0, 255, 3)
+    period = rng.uniform(0.12, 0.25) * size  # pixels from one stripe to the next
+    y, x = np.mgrid[0:height, 0:width]
+    across = y if kind == "cat" else x
+    on = (across + rng.uniform(0, period)) % period < period / 2
+    image = np.where(on[..., None], stripe, background)
+    image += rng.normal(0, 10, image.shape)  # sensor noise
+    return np.clip(image, 0, 255).astype(np.uint8)
+# --8<-- [end:draw]
+
+
+def write_dataset(out: Path, images: int, size: int = 64, validation: float = 0.0,
+                  flat: bool = False, seed: int = 0) -> int:
+    """Write `images` per class; return the number of files written."""
+    rng = np.random.default_rng(seed)
+    n_val = round(images * validation)
+    written = 0
+    for folder, prefix in CLASSES.items():
+        for i in range(images):
+            if flat:  # Kaggle's train.zip: train/cat.0.jpg ... train/dog.12499.jpg, no class folders
+                path = out / "train" / f"{prefix}.{i}.jpg"
+            elif validation:
+                split = "validation" if i >= images - n_val else "train"
+                path = out / split / folder / f"{prefix}.{i}.jpg"
+            else:
+                path = out / folder / f"{prefix}.{i}.jpg"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            Image.fromarray(draw(prefix, rng, size)).save(path, quality=90)
+            written += 1
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
+    parser.add_argument("out", type=Path, help="folder to write (created if missing)")
+    parser.add_argument("--images", type=int, default=100, help="images per class (default 100)")
+    parser.add_argument("--size", type=int, default=64, help="shortest side in pixels (default 64)")
+    parser.add_argument("--validation", type=float, default=0.0,
+                        help="fraction written to validation/ (default 0: class folders only)")
+    parser.add_argument("--flat", action="store_true",
+                        help="Kaggle's train.zip layout: train/cat.N.jpg and train/dog.N.jpg")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    args = parser.parse_args(argv)
+    if args.images < 1:
+        parser.error(f"--images must be at least 1, got {args.images}")
+    if not 16 <= args.size <= 1024:
+        parser.error(f"--size must be between 16 and 1024, got {args.size}")
+    if not 0 <= args.validation < 1:
+        parser.error(f"--validation must be in [0, 1), got {args.validation}")
+    if args.flat and args.validation:
+        parser.error("--flat and --validation exclude each other (train.zip has no validation set)")
+    if args.out.exists() and any(args.out.iterdir()):
+        parser.error(f"{args.out} exists and is not empty; choose a new folder")
+
+    written = write_dataset(args.out, args.images, args.size, args.validation, args.flat, args.seed)
+    found = sum(1 for p in args.out.rglob("*.jpg") if min(Image.open(p).size) >= args.size)
+    if found != written:
+        print(f"error: wrote {written} images but found {found} readable ones", file=sys.stderr)
+        return 1
+    print(f"OK: wrote {written} images ({args.images} cats, {args.images} dogs) under {args.out}/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""The cats-vs-dogs CNN of the original article, written for Keras 3, on any backend.
+
+Imported by train.py and by the GPU benchmark; run it to print the layer table:
+
+    python snippets/keras/model.py --image-size 64
+"""
+
+import argparse
+import sys
+
+import keras
+from keras import layers
+
+
+# --8<-- [start:augment]
+def augmentation() -> keras.Sequential:
+    """Random changes applied to each training batch; inactive at inference."""
+    return keras.Sequential([
+        layers.RandomFlip("horizontal"),  # a cat facing left is still a cat
+        layers.RandomRotation(0.05),      # up to 18 degrees either way (0.05 of a turn)
+        layers.RandomZoom(0.2),           # zoom in or out by up to 20 %
+    ], name="augmentation")
+# --8<-- [end:augment]
+
+
+# --8<-- [start:model]
+def build_model(image_size: int = 64) -> keras.Model:
+    """Raw RGB pixels (0-255) in, probability that the image shows a dog out."""
+    return keras.Sequential([
+        keras.Input(shape=(image_size, image_size, 3)),
+        augmentation(),
+        layers.Rescaling(1.0 / 255),                    # pixels to [0, 1]
+        layers.Conv2D(32, (3, 3), activation="relu"),   # 32 filters of 3x3, stride 1
+        layers.MaxPooling2D(pool_size=(2, 2)),          # keep the strongest of each 2x2
+        layers.Flatten(),                               # feature maps to one vector
+        layers.Dense(128, activation="relu"),
+        layers.Dense(1, activation="sigmoid"),          # P(dog); cats are class 0
+    ], name="cats_vs_dogs")
+
+
+def compile_model(model: keras.Model, learning_rate: float = 1e-3) -> keras.Model:
+    model.compile(optimizer=keras.optimizers.Adam(learning_rate),
+                  loss="binary_crossentropy", metrics=["accuracy"])
+    return model
+# --8<-- [end:model]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
+    parser.add_argument("--image-size", type=int, default=64, help="side in pixels (default 64)")
+    args = parser.parse_args(argv)
+    if not 8 <= args.image_size <= 1024:
+        parser.error(f"--image-size must be between 8 and 1024, got {args.image_size}")
+    model = compile_model(build_model(args.image_size))
+    model.summary()
+    conv = model.get_layer(index=2)
+    expected = (None, args.image_size - 2, args.image_size - 2, 32)  # 3x3 kernel, stride 1
+    if conv.output.shape != expected:
+        print(f"error: convolution output is {conv.output.shape}, expected {expected}",
+              file=sys.stderr)
+        return 1
+    print(f"OK: convolution output {expected[1:]}, {model.count_params():,} parameters")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,265 @@
+"""Train the article's cats-vs-dogs CNN with Keras 3 on every visible GPU (or the CPU), resumably.
+
+    python snippets/keras/train.py DATA --output-dir runs/cnn --epochs 25
+
+DATA holds cats/ and dogs/ (20 % of the images are held out for validation, with a fixed seed) or
+train/{cats,dogs}/ and validation/{cats,dogs}/. Each epoch saves OUTPUT/last.keras (model and
+optimizer state) and OUTPUT/history.json; running the same command again resumes after the last
+finished epoch. The model with the best validation accuracy is OUTPUT/best.keras.
+"""
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # model.py sits beside this file
+
+CLASS_NAMES = ["cats", "dogs"]  # label 0 and label 1: the model outputs P(dog)
+IMAGE_SUFFIXES = (".bmp", ".gif", ".jpeg", ".jpg", ".png")  # what image_dataset_from_directory reads
+READABLE_FORMATS = {"BMP", "GIF", "JPEG", "PNG"}  # what TensorFlow's image decoder reads
+VALIDATION_SPLIT = 0.2
+SEED = 1337
+
+
+class InputError(Exception):
+    """Bad input that the user can fix: reported as one line, exit status 2."""
+
+
+# --8<-- [start:checks]
+def find_folders(data_dir: Path) -> dict[str, Path]:
+    """{"train": folder[, "validation": folder]}, each holding cats/ and dogs/."""
+    if not data_dir.is_dir():
+        raise InputError(f"data folder {data_dir} does not exist")
+    if (data_dir / "train").is_dir() or (data_dir / "validation").is_dir():
+        roots = {"train": data_dir / "train", "validation": data_dir / "validation"}
+    else:
+        roots = {"train": data_dir}
+    for root in roots.values():
+        if not root.is_dir():
+            raise InputError(f"{root} is missing: give both train/ and validation/, or neither")
+        if not any(root.iterdir()):
+            raise InputError(f"data folder {root} is empty")
+        for name in CLASS_NAMES:
+            if (root / name).is_dir():
+                continue
+            if any(root.glob("cat.*.jpg")):
+                raise InputError(f"{root} has Kaggle's flat layout (cat.N.jpg, dog.N.jpg): move "
+                                 f"the files into {root}/cats/ and {root}/dogs/ first")
+            raise InputError(f"class folder {root / name} is missing "
+                             f"(expected {root}/cats/ and {root}/dogs/)")
+    return roots
+
+
+def check_images(roots: dict[str, Path]) -> int:
+    """Count the images; reject the data set, naming the files, if any cannot be decoded."""
+    total, bad = 0, []
+    for root in roots.values():
+        for name in CLASS_NAMES:
+            files = sorted(p for p in (root / name).rglob("*")
+                           if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+            if not files:
+                raise InputError(f"{root / name} holds no images ({' '.join(IMAGE_SUFFIXES)})")
+            for path in files:
+                try:
+                    with Image.open(path) as image:
+                        kind = image.format
+                        image.verify()  # reads the whole file's structure, not the pixels
+                    if kind not in READABLE_FORMATS:
+                        bad.append(f"{path} ({kind}, which TensorFlow cannot decode)")
+                except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+                    bad.append(f"{path} ({type(exc).__name__})")
+            total += len(files)
+    if bad:
+        more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+        raise InputError(f"{len(bad)} file(s) are not readable images: {bad[0]}{more}; "
+                         "delete or replace them")
+    if "validation" not in roots and total * VALIDATION_SPLIT < 1:
+        raise InputError(f"only {total} images: too few to hold {VALIDATION_SPLIT:.0%} out")
+    return total
+# --8<-- [end:checks]
+
+
+def read_history(out: Path, image_size: int) -> list[dict]:
+    """The epochs already finished in `out` (empty for a new run)."""
+    history_file, last = out / "history.json", out / "last.keras"
+    if not history_file.exists():
+        return []
+    try:
+        saved = json.loads(history_file.read_text())
+        epochs = saved["epochs"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise InputError(f"{history_file} is unreadable ({exc}); remove it to start afresh")
+    if saved.get("image_size") != image_size:
+        raise InputError(f"{out} holds a model for {saved.get('image_size')}-pixel images, not "
+                         f"{image_size}: use the same --image-size or another --output-dir")
+    if epochs and not last.exists():
+        raise InputError(f"{history_file} lists {len(epochs)} epochs but {last} is missing")
+    return epochs
+
+
+def write_json(path: Path, doc: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    os.replace(tmp, path)  # a crash never leaves half a file behind
+
+
+# --8<-- [start:devices]
+def use_every_gpu(keras, tf):
+    """Data parallelism over every visible GPU. Returns (scope to build the model in, GPU count)."""
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        gpus = tf.config.list_physical_devices("GPU")
+        if len(gpus) > 1:
+            return tf.distribute.MirroredStrategy().scope(), len(gpus)
+        return contextlib.nullcontext(), len(gpus)
+    if backend == "jax":
+        gpus = [d for d in keras.distribution.list_devices() if d.startswith("gpu")]
+        if len(gpus) > 1:
+            keras.distribution.set_distribution(keras.distribution.DataParallel(devices=gpus))
+        return contextlib.nullcontext(), len(gpus)
+    import torch  # the PyTorch backend trains on one device
+
+    return contextlib.nullcontext(), min(torch.cuda.device_count(), 1)
+# --8<-- [end:devices]
+
+
+# --8<-- [start:data]
+def load_data(keras, tf, roots: dict[str, Path], image_size: int, batch_size: int,
+              drop_remainder: bool):
+    """(train, validation) tf.data pipelines of (uint8-range float images, 0/1 labels)."""
+    common = dict(labels="inferred", label_mode="binary", class_names=CLASS_NAMES,
+                  image_size=(image_size, image_size), batch_size=None, seed=SEED)
+    if "validation" in roots:
+        train = keras.utils.image_dataset_from_directory(roots["train"], **common)
+        val = keras.utils.image_dataset_from_directory(roots["validation"], shuffle=False,
+                                                       **common)
+    else:
+        train, val = keras.utils.image_dataset_from_directory(
+            roots["train"], validation_split=VALIDATION_SPLIT, subset="both", **common)
+    autotune = tf.data.AUTOTUNE
+    train = (train.cache()                      # decode and resize each file once
+             .shuffle(2048, seed=SEED)          # a new order every epoch
+             .batch(batch_size, drop_remainder=drop_remainder)
+             .prefetch(autotune))               # prepare the next batch while this one trains
+    val = val.cache().batch(batch_size, drop_remainder=drop_remainder).prefetch(autotune)
+    return train, val
+# --8<-- [end:data]
+
+
+def train(args, roots: dict[str, Path], history: list[dict]) -> int:
+    # Imported only now, after the checks: starting TensorFlow takes several seconds.
+    import keras
+    import tensorflow as tf  # tf.data, which image_dataset_from_directory needs on every backend
+
+    from model import build_model, compile_model
+
+    keras.utils.set_random_seed(args.seed)
+    out, done = args.output_dir, len(history)
+    last, best, history_file = out / "last.keras", out / "best.keras", out / "history.json"
+    scope, gpus = use_every_gpu(keras, tf)
+    print(f"backend {keras.backend.backend()}, "
+          f"{f'{gpus} GPU(s)' if gpus else 'no GPU: training on the CPU'}")
+    train_ds, val_ds = load_data(keras, tf, roots, args.image_size, args.batch_size,
+                                 drop_remainder=gpus > 1 and keras.backend.backend() == "jax")
+
+    # --8<-- [start:resume]
+    with scope:
+        if done:  # resume: weights, optimizer state and its step count come back from last.keras
+            model = keras.models.load_model(last)
+            print(f"resuming after epoch {done} from {last}")
+        else:
+            model = compile_model(build_model(args.image_size), args.learning_rate)
+    best_so_far = max((e["val_accuracy"] for e in history), default=None)
+    started = {}
+
+    def save_epoch(epoch: int, logs: dict) -> None:
+        history.append({"epoch": epoch + 1, **{k: float(v) for k, v in logs.items()},
+                        "seconds": round(time.perf_counter() - started["t"], 3)})
+        model.save(out / "last.tmp.keras")
+        os.replace(out / "last.tmp.keras", last)
+        write_json(history_file, {"image_size": args.image_size, "batch_size": args.batch_size,
+                                  "learning_rate": args.learning_rate, "gpus": gpus,
+                                  "backend": keras.backend.backend(), "epochs": history})
+
+    callbacks = [
+        keras.callbacks.ModelCheckpoint(best, monitor="val_accuracy", mode="max",
+                                        save_best_only=True, verbose=1,
+                                        initial_value_threshold=best_so_far),
+        keras.callbacks.LambdaCallback(
+            on_epoch_begin=lambda epoch, logs: started.update(t=time.perf_counter()),
+            on_epoch_end=save_epoch),
+    ]
+    try:
+        model.fit(train_ds, validation_data=val_ds, epochs=args.epochs, initial_epoch=done,
+                  callbacks=callbacks, shuffle=False,  # the pipeline shuffles (load_data)
+                  verbose=1 if sys.stdout.isatty() else 2)  # a progress bar in a terminal
+    except KeyboardInterrupt:
+        print(f"\ninterrupted after epoch {len(history)}: run the same command to resume",
+              file=sys.stderr)
+        return 130
+    except tf.errors.InvalidArgumentError as exc:
+        print(f"error: TensorFlow could not read an image: {exc.message.splitlines()[0]}",
+              file=sys.stderr)
+        return 1
+    # --8<-- [end:resume]
+
+    top = max(history, key=lambda e: e["val_accuracy"])
+    print(f"best val_accuracy {top['val_accuracy']:.3f} at epoch {top['epoch']}: {best}")
+    # Self-check: the saved file, reloaded, must score what was recorded when it was saved.
+    reloaded = keras.models.load_model(best)
+    score = reloaded.evaluate(val_ds, verbose=0, return_dict=True)["accuracy"]
+    if abs(score - top["val_accuracy"]) > 1e-6:
+        print(f"error: {best} reloaded scores {score:.4f}, not {top['val_accuracy']:.4f}",
+              file=sys.stderr)
+        return 1
+    print(f"OK: {best} reloads and scores val_accuracy {score:.3f}; history in {history_file}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog="Backend: set KERAS_BACKEND=tensorflow (default), jax or torch.")
+    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
+    parser.add_argument("data_dir", type=Path, help="folder with cats/ and dogs/ (see above)")
+    parser.add_argument("--output-dir", type=Path, default=Path("runs/cats-vs-dogs"),
+                        help="where models and history go (default runs/cats-vs-dogs)")
+    parser.add_argument("--image-size", type=int, default=64, help="side in pixels (default 64)")
+    parser.add_argument("--batch-size", type=int, default=32,
+                        help="images per step, over all GPUs together (default 32)")
+    parser.add_argument("--epochs", type=int, default=25, help="total epochs (default 25)")
+    parser.add_argument("--learning-rate", type=float, default=1e-3,
+                        help="Adam's learning rate (default 0.001)")
+    parser.add_argument("--seed", type=int, default=SEED, help=f"random seed (default {SEED})")
+    args = parser.parse_args(argv)
+    if not 8 <= args.image_size <= 1024:
+        parser.error(f"--image-size must be between 8 and 1024, got {args.image_size}")
+    if args.batch_size < 1 or args.epochs < 1:
+        parser.error("--batch-size and --epochs must be at least 1")
+    if not 0 < args.learning_rate < 1:
+        parser.error(f"--learning-rate must be in (0, 1), got {args.learning_rate}")
+
+    try:
+        roots = find_folders(args.data_dir)
+        n_images = check_images(roots)
+        history = read_history(args.output_dir, args.image_size)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if len(history) >= args.epochs:
+        print(f"{args.output_dir} already holds {len(history)} trained epochs "
+              f"(asked for {args.epochs}): nothing to do")
+        return 0
+    print(f"{n_images} images checked in {args.data_dir}")
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    return train(args, roots, history)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
