@@ -11,10 +11,10 @@ BENCH=snippets/keras/bench_training.py
 status=0
 
 # GPU(s): 8,192 images per epoch; batch 512 only adds a point for the 2-GPU comparison.
-timeout 110 python3 "$BENCH" --device gpu --images 8192 --batch-sizes 32 256 512 --scaling \
+timeout 100 python3 "$BENCH" --device gpu --images 8192 --batch-sizes 32 256 512 --scaling \
     -o "$RESULTS_DIR/keras-gpu.json" 2>&1 | tee "$RESULTS_DIR/keras-gpu.log" || status=1
 # The same model on the host CPU, every core (JAX_PLATFORMS=cpu hides the GPUs from JAX).
-JAX_PLATFORMS=cpu timeout 60 python3 "$BENCH" --device cpu --images 1024 --batch-sizes 32 256 \
+JAX_PLATFORMS=cpu timeout 65 python3 "$BENCH" --device cpu --images 512 --batch-sizes 32 256 \
     -o "$RESULTS_DIR/keras-cpu.json" 2>&1 | tee "$RESULTS_DIR/keras-cpu.log" || status=1
 
 parts=()

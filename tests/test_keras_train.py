@@ -182,3 +182,15 @@ def test_throughput_table_ratios(renderers, tmp_path):
     assert "No GPU figures yet" not in table
     committed = renderers.get("keras_throughput")(ROOT / "docs", path="data/keras-training.json")
     assert "| CPU |" in committed
+
+
+def test_damaged_jpeg_found_during_training_is_named(tmp_path):
+    # The header is intact, so the up-front check passes; TensorFlow fails to decode the pixels.
+    load_snippet(MAKE).write_dataset(tmp_path / "data", images=6, size=SIZE)
+    damaged = tmp_path / "data" / "cats" / "cat.3.jpg"
+    data = damaged.read_bytes()
+    damaged.write_bytes(data[: len(data) * 2 // 3])
+    code, _, err = call(TRAIN, tmp_path / "data", "--output-dir", tmp_path / "run",
+                        "--image-size", SIZE, "--epochs", 1)
+    assert code == 1
+    assert err == f"error: TensorFlow could not decode {damaged}; delete or replace it\n"

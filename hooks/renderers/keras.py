@@ -65,7 +65,8 @@ def keras_throughput(docs_dir: Path, path: str) -> str:
     for m in sorted(timed, key=lambda m: (m["device"] == "gpu", m["params"]["devices"],
                                           m["params"]["batch_size"])):
         p, rate = m["params"], _rate(m)
-        where = f"{p['devices']} × {m['device'].upper()}" if m["device"] == "gpu" else "CPU"
+        where = ("CPU" if m["device"] == "cpu" and p["devices"] == 1
+                 else f"{p['devices']} × {m['device'].upper()}")
         vs_cpu = f"{rate / cpu[p['batch_size']]:.1f}×" if p["batch_size"] in cpu else "—"
         vs_gpu = (f"{rate / one_gpu[p['batch_size']]:.2f}×"
                   if m["device"] == "gpu" and p["batch_size"] in one_gpu else "—")

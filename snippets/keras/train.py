@@ -85,6 +85,20 @@ def check_images(roots: dict[str, Path]) -> int:
 # --8<-- [end:checks]
 
 
+def first_damaged(roots: dict[str, Path]) -> Path | None:
+    """The first image whose pixels do not decode (slow: only used after a decoding error)."""
+    for root in roots.values():
+        for name in CLASS_NAMES:
+            for path in sorted((root / name).rglob("*")):
+                if path.suffix.lower() in IMAGE_SUFFIXES:
+                    try:
+                        with Image.open(path) as image:
+                            image.load()
+                    except (OSError, SyntaxError, ValueError):
+                        return path
+    return None
+
+
 def read_history(out: Path, image_size: int) -> list[dict]:
     """The epochs already finished in `out` (empty for a new run)."""
     history_file, last = out / "history.json", out / "last.keras"
@@ -203,9 +217,9 @@ def train(args, roots: dict[str, Path], history: list[dict]) -> int:
         print(f"\ninterrupted after epoch {len(history)}: run the same command to resume",
               file=sys.stderr)
         return 130
-    except tf.errors.InvalidArgumentError as exc:
-        print(f"error: TensorFlow could not read an image: {exc.message.splitlines()[0]}",
-              file=sys.stderr)
+    except tf.errors.InvalidArgumentError:  # a file whose header is fine but data is damaged
+        print(f"error: TensorFlow could not decode {first_damaged(roots) or 'an image'}; "
+              f"delete or replace it", file=sys.stderr)
         return 1
     # --8<-- [end:resume]
 
