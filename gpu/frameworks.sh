@@ -5,5 +5,5 @@
 set -u
 : "${RESULTS_DIR:?set RESULTS_DIR to an empty folder for the outputs}"
 cd "$(dirname "$0")/.."
-timeout 170 python3 snippets/frameworks/bench_frameworks.py --frameworks pytorch,jax \
+timeout 120 python3 snippets/frameworks/bench_frameworks.py --frameworks pytorch,jax \
     --sizes small,large --out "$RESULTS_DIR/frameworks-h200.json"
