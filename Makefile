@@ -39,3 +39,9 @@ test-gpu: $(UV)
 
 clean:
 	rm -rf .venv .venv-site $(TOOLS) site
+
+# Not part of CI: Lighthouse scores (home page and heaviest page) and every page's weight.
+# Needs Node.js/npm (installs lighthouse into .cache/) and Debian's chromium (apt, as root).
+.PHONY: report
+report: .venv/.done
+	.venv/bin/python tools/site_report.py

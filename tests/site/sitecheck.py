@@ -115,7 +115,7 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
     def translate_path(self, path):
         url_path = urlsplit(path).path
         if not url_path.startswith(self.prefix):
-            return str(Path(self.directory) / "\0outside-the-site")  # answered with 404
+            return str(Path(self.directory) / "-outside-the-site-")  # no such file: 404
         return super().translate_path("/" + url_path[len(self.prefix):])
 
     def end_headers(self):
@@ -331,6 +331,16 @@ CODE_BLOCKS = """
 }
 """
 
+SCROLL_TO_DIAGRAMS = """
+async () => {
+  for (const block of document.querySelectorAll(".mermaid")) {
+    block.scrollIntoView();
+    await new Promise(resolve => setTimeout(resolve, 50));
+  }
+  window.scrollTo(0, 0);
+}
+"""
+
 MERMAID_RENDERED = """
 () => [...document.querySelectorAll("div.mermaid")].map(d => {
   const svg = d.shadowRoot && d.shadowRoot.querySelector("svg");
@@ -444,7 +454,8 @@ class Recorder:
 
 
 def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
-               axe_js: str, full: bool, mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) -> Visit:
+               axe_js: str | None, full: bool,
+               mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) -> Visit:
     """Load one page and record what the tests check. `full`: every check; otherwise only
     the colour scheme, console errors, off-site requests and axe's colour rules."""
     visit = Visit(path, scheme)
@@ -454,6 +465,8 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
         page.goto(server.url(path), wait_until="load")
         visit.color_scheme = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
         if visit.mermaid_blocks:
+            # Diagrams render as they come near the screen (mermaid-loader.js): scroll to each.
+            page.evaluate(SCROLL_TO_DIAGRAMS)
             try:
                 page.wait_for_function(
                     "n => [...document.querySelectorAll('div.mermaid')]"
@@ -475,7 +488,8 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                 code = page.evaluate("t => document.querySelector(t).innerText",
                                      button.get_attribute("data-clipboard-target"))
                 visit.copied = (code, page.evaluate("navigator.clipboard.readText()"))
-        visit.axe = run_axe(page, axe_js, None if full else COLOUR_RULES)
+        if axe_js:
+            visit.axe = run_axe(page, axe_js, None if full else COLOUR_RULES)
         recorder.settle(page)
     finally:
         recorder.visit = None
