@@ -13,6 +13,7 @@ show a stale or hand-typed figure in place of the measured one.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import sys
@@ -57,3 +58,13 @@ def render_markdown(markdown: str, docs_dir: Path, page_name: str) -> str:
 
 def on_page_markdown(markdown, page, config, files):
     return render_markdown(markdown, Path(config["docs_dir"]), page.file.src_uri)
+
+
+def on_page_context(context, page, config, nav):
+    # Notebook pages have no front matter: take their description from the notebook's metadata.
+    if page.file.src_uri.endswith(".ipynb") and not page.meta.get("description"):
+        notebook = json.loads(Path(page.file.abs_src_path).read_text())
+        description = notebook.get("metadata", {}).get("description")
+        if description:
+            page.meta["description"] = description
+    return context
