@@ -53,15 +53,23 @@ def time_host(fn: Callable[[], object], repeats: int = MIN_REPEATS, warmup: int 
     return _stats(samples, "host")
 
 
-def time_cuda(fn: Callable[[], object], repeats: int = MIN_REPEATS, warmup: int = 2) -> Stats:
-    """Time device work between two CUDA events (what the GPU did, not host overhead)."""
+def time_cuda(fn: Callable[[], object], repeats: int = MIN_REPEATS, warmup: int = 2,
+              calls: int = 1) -> Stats:
+    """Time device work between two CUDA events, per call of `fn`.
+
+    With `calls` > 1 each sample launches `fn` that many times between the two events and
+    divides: while the GPU runs one call, the host queues the next, so the host's launch
+    overhead (tens of microseconds in Python) stays out of the figure for short kernels.
+    """
     from numba import config, cuda
 
     if config.ENABLE_CUDASIM:  # the simulator's events return -1: use the host clock instead
         stats = time_host(fn, repeats, warmup)
-        stats.clock = "host (CUDA simulator)"
+        stats.clock = "host (CUDA simulator)"  # per call; `calls` only matters on a real GPU
         return stats
     _check(repeats, warmup)
+    if calls < 1:
+        raise ValueError(f"calls must be >= 1, got {calls}")
     for _ in range(warmup):
         fn()
     cuda.synchronize()
@@ -69,10 +77,11 @@ def time_cuda(fn: Callable[[], object], repeats: int = MIN_REPEATS, warmup: int 
     for _ in range(repeats):
         start, end = cuda.event(), cuda.event()
         start.record()
-        fn()
+        for _ in range(calls):
+            fn()
         end.record()
         end.synchronize()
-        samples.append(start.elapsed_time(end) / 1e3)  # ms -> s
+        samples.append(start.elapsed_time(end) / 1e3 / calls)  # ms -> s, per call
     return _stats(samples, "cuda-event")
 
 

@@ -160,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
             if batch_size % len(group):
                 notes.append(f"batch {batch_size} skipped on {len(group)} devices: not divisible")
                 continue
+            print(f"measuring {len(group)} {kind} device(s), batch {batch_size} ...",
+                  file=sys.stderr, flush=True)  # progress: a case can take a minute
             found = measure(keras, images, labels, batch_size, group, args.repeats, args.warmup)
             rows += found
             m, loss = found[1], found[1]["losses"]

@@ -120,13 +120,14 @@ def measure_numba_cuda(x, y, sizes, repeats, transfers, log) -> list[dict]:
         err = checked(int(np.count_nonzero(ys.copy_to_host() != A * x[:n] + y[:n])),
                       f"Numba CUDA at N={n}")
         blocks = nc.grid_for(n)
-        stats = timing.time_cuda(lambda: nc.run_saxpy(A, xs, ys, blocks), repeats, warmup=3)
+        stats = timing.time_cuda(lambda: nc.run_saxpy(A, xs, ys, blocks), repeats, warmup=3,
+                                 calls=nc.CALLS)
         out.append(record("saxpy", "numba_cuda", "gpu", stats, n, saxpy_counts(n), error=err,
                           ceiling=ceiling_of("numba_cuda"),
                           launch={"blocks": blocks, "threads": nc.THREADS}))
         cs.copy_to_device(xs)
         err = checked(int(np.count_nonzero(cs.copy_to_host() != x[:n])), f"device copy at N={n}")
-        stats = timing.time_cuda(lambda: cs.copy_to_device(xs), repeats, warmup=3)
+        stats = timing.time_cuda(lambda: cs.copy_to_device(xs), repeats, warmup=3, calls=nc.CALLS)
         out.append(record("copy", "numba_cuda", "gpu", stats, n, copy_counts(n), error=err))
         log(f"Numba CUDA N=2^{n.bit_length() - 1} done")
     if transfers:

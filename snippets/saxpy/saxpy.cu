@@ -25,7 +25,17 @@
 // Grid-stride loop: a fixed grid of threads walks the whole array, whatever its size.
 __global__ void saxpy(long n, float a, const float *__restrict__ x, float *__restrict__ y) {
     long stride = (long)gridDim.x * blockDim.x;  // threads in the whole grid
-    for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    // Four elements per trip, all loads before any store: eight loads in flight per thread.
+    for (; i + 3 * stride < n; i += 4 * stride) {
+        float x0 = x[i], x1 = x[i + stride], x2 = x[i + 2 * stride], x3 = x[i + 3 * stride];
+        float y0 = y[i], y1 = y[i + stride], y2 = y[i + 2 * stride], y3 = y[i + 3 * stride];
+        y[i] = a * x0 + y0;
+        y[i + stride] = a * x1 + y1;
+        y[i + 2 * stride] = a * x2 + y2;
+        y[i + 3 * stride] = a * x3 + y3;
+    }
+    for (; i < n; i += stride) {  // the last few elements, one per trip
         y[i] = a * x[i] + y[i];
     }
 }
