@@ -72,3 +72,28 @@ def test_results_validation_rejects_broken_documents(breakage):
     breakage(doc)
     with pytest.raises(ValueError):
         results.validate(doc)
+
+
+def test_time_events_divides_by_calls_and_warms_up():
+    # Fake events on a fake clock that advances 2 ms per call of the timed function.
+    clock = {"ms": 0.0}
+    calls, syncs = [], []
+
+    class Event:
+        def record(self):
+            self.at = clock["ms"]
+
+        def synchronize(self):
+            pass
+
+    def fn():
+        calls.append(1)
+        clock["ms"] += 2.0
+
+    stats = timing.time_events(fn, Event, lambda s, e: e.at - s.at, lambda: syncs.append(1),
+                               repeats=10, warmup=2, calls=5)
+    assert len(calls) == 2 + 10 * 5 and syncs == [1]
+    assert stats.median_s == stats.min_s == stats.max_s == pytest.approx(0.002)
+    assert stats.clock == "cuda-event" and stats.repeats == 10
+    with pytest.raises(ValueError):
+        timing.time_events(fn, Event, lambda s, e: 0.0, lambda: None, calls=0)

@@ -12,7 +12,6 @@ Run:  python snippets/machine/measure_machine.py [--quick] [--out machine.json] 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
@@ -135,20 +134,7 @@ class TorchGPU:
         self.device = torch.device("cuda")
 
     def time(self, fn, repeats, warmup=3) -> timing.Stats:
-        torch = self.torch
-        for _ in range(warmup):
-            fn()
-        torch.cuda.synchronize()
-        samples = []
-        for _ in range(repeats):
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            stop.record()
-            stop.synchronize()
-            samples.append(start.elapsed_time(stop) / 1e3)
-        return timing.Stats(statistics.median(samples), min(samples), max(samples), len(samples),
-                            "cuda-event")
+        return timing.time_torch(self.torch, fn, repeats, warmup)
 
     def to_device(self, a):
         return self.torch.from_numpy(a).to(self.device)
@@ -199,20 +185,7 @@ class CupyGPU(TorchGPU):
                                            "saxpy")
 
     def time(self, fn, repeats, warmup=3) -> timing.Stats:
-        cp = self.cp
-        for _ in range(warmup):
-            fn()
-        cp.cuda.Device().synchronize()
-        samples = []
-        for _ in range(repeats):
-            start, stop = cp.cuda.Event(), cp.cuda.Event()
-            start.record()
-            fn()
-            stop.record()
-            stop.synchronize()
-            samples.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
-        return timing.Stats(statistics.median(samples), min(samples), max(samples), len(samples),
-                            "cuda-event")
+        return timing.time_cupy(self.cp, fn, repeats, warmup)
 
     def to_device(self, a):
         return self.cp.asarray(a)

@@ -9,13 +9,13 @@ Run:  python snippets/saxpy/saxpy_cupy.py [N]     (default N = 2^28 floats; need
 """
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench import timing  # noqa: E402  (the shared timing core: warm-up, CUDA events, median)
 from bench.timing import Stats  # noqa: E402  (the shared result type: median, min, max)
 
 A = np.float32(2.0)
@@ -44,19 +44,8 @@ def kernels(cp):
 
 
 def time_cupy(cp, fn, repeats: int = 20, warmup: int = 3) -> Stats:
-    """CUDA-event timing on CuPy's current stream, after warm-up."""
-    for _ in range(warmup):
-        fn()
-    cp.cuda.Device().synchronize()
-    samples = []
-    for _ in range(repeats):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        samples.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)  # ms -> s
-    return Stats(statistics.median(samples), min(samples), max(samples), len(samples), "cuda-event")
+    """CUDA-event timing on CuPy's current stream, after warm-up (the shared bench.timing code)."""
+    return timing.time_cupy(cp, fn, repeats, warmup)
 
 
 def make_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
