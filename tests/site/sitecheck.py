@@ -475,6 +475,10 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
             except Exception as exc:  # noqa: BLE001 - reported by the Mermaid test
                 visit.mermaid_error = str(exc).splitlines()[0]
             visit.mermaid_svgs = page.evaluate(MERMAID_RENDERED)
+        if axe_js:
+            # Audit before anything is clicked: the copy button's "Copied to clipboard" toast
+            # fades out over a few hundred ms, and axe would catch it half-transparent.
+            visit.axe = run_axe(page, axe_js, None if full else COLOUR_RULES)
         if full:
             visit.images = page.evaluate(IMAGES)
             visit.code = page.evaluate(CODE_BLOCKS)
@@ -488,8 +492,6 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                 code = page.evaluate("t => document.querySelector(t).innerText",
                                      button.get_attribute("data-clipboard-target"))
                 visit.copied = (code, page.evaluate("navigator.clipboard.readText()"))
-        if axe_js:
-            visit.axe = run_axe(page, axe_js, None if full else COLOUR_RULES)
         recorder.settle(page)
     finally:
         recorder.visit = None

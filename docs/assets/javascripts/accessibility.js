@@ -2,7 +2,8 @@
  * 1. Material's search overlay has role="dialog" but no accessible name: give it one.
  * 2. A wide table (Material wraps each in .md-typeset__scrollwrap) or a notebook code cell
  *    scrolls sideways in a box that a keyboard user cannot reach. Each such box that overflows
- *    becomes focusable (arrow keys then scroll it) and is named. Boxes are re-checked when their
+ *    becomes focusable (arrow keys then scroll it) and is named; a table that scrolls also gets
+ *    a visible cue above it (and a shadow at its edge, extra.css). Boxes are re-checked when their
  *    size changes, for instance when a content tab that holds one is opened. */
 (function () {
   "use strict";
@@ -21,10 +22,28 @@
       box.setAttribute("aria-label", box.matches(".md-typeset__scrollwrap")
         ? "Table, scrolls sideways" : "Code, scrolls sideways");
       box.setAttribute("data-scroll-region", "");
+      if (box.matches(".md-typeset__scrollwrap")) hint(box, true);
     } else if (!overflows && box.hasAttribute("data-scroll-region")) {
       ["tabindex", "role", "aria-label", "data-scroll-region"].forEach(function (name) {
         box.removeAttribute(name);
       });
+      hint(box, false);
+    }
+  }
+
+  // A visible cue above a table that scrolls: a reader at 1280 px must not take the columns
+  // they can see for the whole table.
+  function hint(box, show) {
+    var prev = box.previousElementSibling;
+    var has = prev && prev.classList.contains("scroll-hint");
+    if (show && !has) {
+      var p = document.createElement("p");
+      p.className = "scroll-hint";
+      p.setAttribute("aria-hidden", "true");
+      p.textContent = "Wide table: scroll sideways for more columns \u2192";
+      box.parentNode.insertBefore(p, box);
+    } else if (!show && has) {
+      prev.remove();
     }
   }
 

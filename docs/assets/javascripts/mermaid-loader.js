@@ -63,7 +63,14 @@
   }
 
   window.mermaid = {
-    initialize: function (options) { settings = options; },
+    // Diagrams at their own size (scrolling when wider than the column, extra.css): with
+    // useMaxWidth a wide diagram was shrunk until its labels were 7-9 px.
+    initialize: function (options) {
+      settings = Object.assign({}, options, {
+        flowchart: Object.assign({}, options && options.flowchart, { useMaxWidth: false }),
+        sequence: Object.assign({}, options && options.sequence, { useMaxWidth: false })
+      });
+    },
     render: function (id, text) {
       return nearView(blockFor(text)).then(load).then(function (mermaid) {
         return mermaid.render(id, text);
