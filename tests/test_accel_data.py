@@ -21,7 +21,8 @@ from bench.results import load_results  # noqa: E402
 
 DOCS = ROOT / "docs"
 DATA = DOCS / "data"
-NUMERIC = ("memory_gb", "bandwidth_gbs", "fp32_tflops", "bf16_tflops", "power_w")
+NUMERIC = ("memory_gb", "bandwidth_gbs", "link_gbs", "fp32_tflops", "bf16_tflops", "fp8_tflops",
+           "fp4_tflops", "power_w")
 
 
 def rows(name: str) -> list[dict]:
@@ -43,7 +44,7 @@ def test_spec_table_covers_the_required_accelerators():
     names = " | ".join(r["accelerator"] for r in rows("accelerator-specs.csv"))
     for needle in ("H100", "H200", "B200", "L4", "L40S", "A10G", "T4", "MI300X", "MI325X",
                    "TPU v5e", "TPU v5p", "TPU v6e", "Trainium |", "Trainium2", "Inferentia2",
-                   "Gaudi 2", "Gaudi 3", "(CPU)"):
+                   "Gaudi 2", "Gaudi 3", "(CPU)", "B300", "MI355X", "TPU7x", "Trainium3"):
         assert needle in names + " |", needle
 
 
@@ -55,7 +56,14 @@ def test_spec_values_are_numbers_and_unconfirmed_names_real_columns():
         for col in filter(None, r["unconfirmed"].split(";")):
             assert col in NUMERIC, (r["accelerator"], col)
             assert r[col].strip(), f"{r['accelerator']}: {col} marked unconfirmed but empty"
-        assert r["memory_gb"] and r["bandwidth_gbs"] and r["bf16_tflops"] or "T4" in r["accelerator"]
+        assert r["memory_gb"] and r["bandwidth_gbs"] and r["bf16_tflops"] or r["accelerator"] in (
+            "NVIDIA T4", "NVIDIA B300", "AMD Instinct MI355X")  # notes say why
+
+
+def test_low_precision_doubles_the_rate_where_both_are_published():
+    for r in rows("accelerator-specs.csv"):
+        if r["fp8_tflops"] and r["bf16_tflops"] and r["kind"] != "TPU" or "TPU7x" in r["accelerator"]:
+            assert float(r["fp8_tflops"]) >= float(r["bf16_tflops"]), r["accelerator"]
 
 
 def test_spec_figures_agree_with_each_other():
@@ -102,14 +110,39 @@ def test_committed_results_are_valid_and_correct(name):
             assert value == 0
 
 
-def test_spec_renderer_marks_unconfirmed_values_and_links_sources():
+def test_spec_renderer_gives_narrow_tables_with_one_footnote_per_row():
     html = renderers.get("accel_specs")(DOCS, path="data/accelerator-specs.csv")
-    table = [line for line in html.splitlines() if line.startswith("| **")]
-    assert len(table) == len(rows("accelerator-specs.csv"))
-    mi325 = next(line for line in table if "MI325X" in line)
-    assert "| 1000* |" in mi325 and "(2026-08)" in mi325
-    tpu = next(line for line in table if "TPU v5e" in line)
-    assert "n/p" in tpu and "[docs.cloud.google.com](https://docs.cloud.google.com/tpu/docs/v5e)" in tpu
+    n = len(rows("accelerator-specs.csv"))
+    assert html.count("#### ") == 3
+    for i in range(1, n + 1):
+        assert html.count(f"[^spec-{i}]") == 4  # three tables plus the definition
+        assert f"\n[^spec-{i}]: " in html
+    tables = [block for block in html.split("####")[1:]]
+    for block in tables:  # no table wider than five columns
+        header = next(line for line in block.splitlines() if line.startswith("| "))
+        assert header.count(" | ") <= 4, header
+    mi325 = next(line for line in html.splitlines() if "MI325X" in line and "| 1000" in line)
+    assert "| 1000\\* |" in mi325
+    v5e = next(line for line in html.splitlines() if line.startswith("[^spec-") and "TPU v5e" in line)
+    assert "[docs.cloud.google.com/v5e](https://docs.cloud.google.com/tpu/docs/v5e)" in v5e
+    assert "(as of 2026-11)" in v5e
+
+
+def test_source_links_are_told_apart_by_their_page():
+    h100 = renderers.accelerators.source_links("https://www.nvidia.com/en-us/data-center/h100/")
+    h200 = renderers.accelerators.source_links("https://www.nvidia.com/en-us/data-center/h200/")
+    assert h100 != h200 and "nvidia.com/h100" in h100
+    assert "stas00/ml-engineering" in renderers.accelerators.source_links(
+        "https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md")
+
+
+def test_cpu_gap_is_computed_from_the_spec_file():
+    html = renderers.get("cpu_gap")(DOCS, path="data/accelerator-specs.csv", gpu="NVIDIA H100 SXM",
+                                    cpus="AMD EPYC 9654 (CPU)|Intel Xeon Platinum 8480+ (CPU)")
+    by = {r["accelerator"]: r for r in rows("accelerator-specs.csv")}
+    epyc = float(by["NVIDIA H100 SXM"]["bf16_tflops"]) / float(by["AMD EPYC 9654 (CPU)"]["bf16_tflops"])
+    assert f"| {epyc:.0f}× |" in html and "AMX tiles" in html and "AVX-512 only" in html
+    assert 60 <= epyc <= 70  # the "60 to 70 times" holds only for a CPU without AMX
 
 
 def test_renderers_fail_on_a_missing_source(tmp_path):

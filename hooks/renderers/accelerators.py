@@ -39,8 +39,23 @@ def read_csv(docs_dir: Path, path: str, required: tuple[str, ...]) -> list[dict]
     return rows
 
 
+def link_label(url: str) -> str:
+    """A link text that tells sources apart: the site plus the last part of the path
+    (`nvidia.com/h200`, `docs.cloud.google.com/v5e`), owner/repo for GitHub."""
+    parsed = urlparse(url)
+    host = parsed.netloc.removeprefix("www.")
+    parts = [p for p in parsed.path.split("/") if p]
+    if host in ("github.com", "raw.githubusercontent.com") and len(parts) >= 2:
+        return "/".join(parts[:2])
+    strip = lambda t: re.sub(r"\.(html?|rst|txt|md|aspx)$", "", t)  # noqa: E731
+    tail = strip(parts[-1]) if parts else ""
+    if tail in ("", "index", "summary", "amp", "specifications") and len(parts) > 1:
+        tail = strip(parts[-2])
+    return f"{host}/{tail}" if tail else host
+
+
 def source_links(text: str) -> str:
-    """Each URL in a source cell as a short link named after its site; other text kept."""
+    """Each URL in a source cell as a short link named after its page; other text kept."""
     parts = []
     for chunk in text.split(" ; "):
         m = URL.search(chunk)
@@ -48,44 +63,81 @@ def source_links(text: str) -> str:
             parts.append(escape(chunk.strip()))
             continue
         url = m.group(0)
-        host = urlparse(url).netloc.removeprefix("www.")
-        if host in ("github.com", "raw.githubusercontent.com"):
-            host = "/".join(urlparse(url).path.strip("/").split("/")[:2])  # owner/repo
         label = chunk[:m.start()].strip().rstrip(":")
-        parts.append((f"{escape(label)}: " if label else "") + f"[{escape(host)}]({url})")
+        rest = chunk[m.end():].strip()
+        parts.append((f"{escape(label)}: " if label else "") + f"[{escape(link_label(url))}]({url})"
+                     + (f" {escape(rest)}" if rest else ""))
     return "; ".join(parts)
 
 
 def number(value: str, unconfirmed: bool) -> str:
     if not value.strip():
-        return "n/p"  # not published
-    return f"{value}*" if unconfirmed else value
+        return "–"
+    return f"{value}\\*" if unconfirmed else value
+
+
+def nowrap(text: str) -> str:
+    """Keep a short identifier on one line in a table cell (long names may wrap)."""
+    if len(text) > 18:
+        return escape(text)
+    return f'<span style="white-space: nowrap">{escape(text)}</span>'
+
+
+SPEC_COLS = ("accelerator", "kind", "memory_gb", "memory_type", "bandwidth_gbs", "link_gbs", "link",
+             "fp32_tflops", "bf16_tflops", "fp8_tflops", "fp4_tflops", "power_w", "source",
+             "as_of", "unconfirmed", "notes")
 
 
 @renderer("accel_specs")
 def accel_specs(docs_dir: Path, path: str) -> str:
-    cols = ("accelerator", "kind", "memory_gb", "memory_type", "bandwidth_gbs", "fp32_tflops",
-            "bf16_tflops", "power_w", "source", "as_of", "unconfirmed", "notes")
-    rows = read_csv(docs_dir, path, cols)
-    out = []
-    for r in rows:
+    """Three narrow tables (memory and links, dense compute, power and notes) with the
+    sources as numbered footnotes, readable at phone width."""
+    rows = read_csv(docs_dir, path, SPEC_COLS)
+    mem, comp, notes, foot = [], [], [], []
+    for i, r in enumerate(rows, start=1):
         unc = {u.strip() for u in r["unconfirmed"].split(";") if u.strip()}
-        out.append([
-            f"**{escape(r['accelerator'])}**", r["kind"],
-            f"{number(r['memory_gb'], 'memory_gb' in unc)} {escape(r['memory_type'])}",
-            number(r["bandwidth_gbs"], "bandwidth_gbs" in unc),
-            number(r["fp32_tflops"], "fp32_tflops" in unc),
-            number(r["bf16_tflops"], "bf16_tflops" in unc),
-            number(r["power_w"], "power_w" in unc),
-            escape(r["notes"]),
-            f"{source_links(r['source'])} ({r['as_of']})",
-        ])
-    table = markdown_table(["accelerator", "kind", "memory (GB)", "bandwidth (GB/s)",
-                            "FP32 TFLOPS", "BF16 TFLOPS", "power (W)", "notes", "source (as of)"],
-                           out, align="llrrrrrll")
-    return (table + "\n\nDense peak figures (no sparsity), per chip. `*` marks a value with no "
-            "primary source (third-party or derived, see notes); n/p: not published by the vendor. "
-            f"Data: `docs/{path}`.\n")
+
+        def num(col: str) -> str:
+            return number(r[col], col in unc)
+
+        name = f"**{nowrap(r['accelerator'])}**[^spec-{i}]"
+        link = escape(r["link"]) + (f", {num('link_gbs')}" if r["link_gbs"].strip() else "")
+        mem.append([name, f"{num('memory_gb')} {escape(r['memory_type'])}",
+                    num("bandwidth_gbs"), link])
+        comp.append([name, num("fp32_tflops"), num("bf16_tflops"), num("fp8_tflops"),
+                     num("fp4_tflops")])
+        notes.append([name, escape(r["kind"]), num("power_w"), escape(r["notes"])])
+        foot.append(f"[^spec-{i}]: {escape(r['accelerator'])}: {source_links(r['source'])} "
+                    f"(as of {r['as_of']})")
+    return ("#### Memory and links\n\n"
+            + markdown_table(["accelerator", "memory (GB)", "bandwidth (GB/s)",
+                              "scale-up link (GB/s per chip)"], mem, align="lrrl")
+            + "\n\n#### Dense compute (TFLOPS)\n\n"
+            + markdown_table(["accelerator", "FP32", "BF16", "FP8", "FP4"], comp, align="lrrrr")
+            + "\n\n#### Power and notes\n\n"
+            + markdown_table(["accelerator", "kind", "power (W)", "notes"], notes, align="llrl")
+            + "\n\nPer chip, dense peaks (no sparsity). `*` marks a value with no primary source "
+            "(third-party or derived, see the notes); – means not published by the vendor or not "
+            "found in a primary source. Each accelerator's sources are its footnote at the end "
+            f"of the page. Data: `docs/{path}`.\n\n" + "\n".join(foot) + "\n")
+
+
+@renderer("cpu_gap")
+def cpu_gap(docs_dir: Path, path: str, gpu: str, cpus: str) -> str:
+    """How many times a GPU's dense BF16 and memory bandwidth exceed each named CPU's,
+    computed from the spec file (so the page never types the ratio)."""
+    rows = {r["accelerator"]: r for r in read_csv(docs_dir, path, SPEC_COLS)}
+    g = rows[gpu]
+    out = []
+    for name in cpus.split("|"):
+        c = rows[name]
+        out.append([nowrap(name), f"{float(g['bf16_tflops']) / float(c['bf16_tflops']):.0f}×",
+                    f"{float(g['bandwidth_gbs']) / float(c['bandwidth_gbs']):.0f}×",
+                    "AMX tiles" if "AMX" in c["notes"] else "AVX-512 only"])
+    return (markdown_table([f"{escape(gpu)} over", "BF16 TFLOPS", "bandwidth", "matrix unit"],
+                           out, align="lrrl")
+            + f"\n\nComputed from `docs/{path}`; the CPU figures are derived (see the notes "
+            "in the spec tables).\n")
 
 
 STATUS_ICON = {"maintained": "maintained", "archived": "**archived**",
