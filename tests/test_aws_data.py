@@ -25,7 +25,7 @@ BY_TYPE = {r["instance_type"]: r for r in INSTANCES}
 
 def test_the_chooser_accepts_the_file():
     mod = load_snippet("aws/choose_instance.py")
-    assert len(mod.load_instances()) == len(INSTANCES) > 50
+    assert len(mod.load_instances(DATA / "aws-instances.csv")) == len(INSTANCES) > 50
 
 
 @pytest.mark.parametrize("row", INSTANCES, ids=lambda r: r["instance_type"])
@@ -65,7 +65,7 @@ def test_unconfirmed_fields_are_named():
         assert flags <= allowed, r["instance_type"]
 
 
-@pytest.mark.parametrize("name", ["aws-price-history.csv", "aws-sagemaker.csv"])
+@pytest.mark.parametrize("name", ["aws-price-history.csv"])
 def test_companion_files_are_sourced_dated_and_refer_to_known_types(name):
     for r in rows(name):
         itype = r.get("instance_type") or r["ml_instance"].removeprefix("ml.")

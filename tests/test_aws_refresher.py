@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 
 import pytest
 
@@ -51,7 +52,7 @@ def test_conflicting_prices_are_an_error(offer):
 
 def test_refresh_updates_prices_only(tmp_path):
     out = tmp_path / "new.csv"
-    proc = run_snippet(REFRESH, "--offer", FIXTURE, "--out", out)
+    proc = run_snippet(REFRESH, "--offer", FIXTURE, "--data", DATA, "--out", out)
     assert proc.returncode == 0, proc.stderr
     assert "g6e.xlarge" in proc.stdout and "-10.0%" in proc.stdout
     assert "dl1.24xlarge" in proc.stdout  # reported, not added
@@ -79,15 +80,129 @@ def test_dry_run_writes_nothing(tmp_path):
     ("not json", "cannot read the offer file"),
     ('{"products": {}}', "not an AWS Price List offer file"),
     ('{"products": {}, "terms": {"OnDemand": {}}}', "no Linux on-demand instance prices"),
+    ("[1, 2]", "not a JSON object"),
 ])
 def test_bad_offer_files_are_one_line_errors(tmp_path, content, message):
     path = tmp_path / "offer.json"
     if content is not None:
         path.write_text(content)
-    proc = run_snippet(REFRESH, "--offer", path, "--dry-run")
+    proc = run_snippet(REFRESH, "--offer", path, "--data", DATA, "--dry-run")
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
     assert message in proc.stderr
+
+
+def g6e_dimension(offer):
+    for sku, product in offer["products"].items():
+        a = product["attributes"]
+        if (a.get("instanceType"), a.get("operatingSystem"), a.get("tenancy"),
+                a.get("capacitystatus"), a.get("preInstalledSw")) == ("g6e.xlarge", "Linux",
+                                                                        "Shared", "Used", "NA"):
+            term = next(iter(offer["terms"]["OnDemand"][sku].values()))
+            return next(iter(term["priceDimensions"].values()))
+    raise AssertionError("fixture lost its g6e.xlarge row")
+
+
+def spoiled(offer, how):
+    bad = json.loads(json.dumps(offer))
+    if how == "date":
+        bad["publicationDate"] = "last Tuesday"
+    elif how == "no-date":
+        del bad["publicationDate"]
+    elif how == "tiny":
+        g6e_dimension(bad)["pricePerUnit"]["USD"] = "0.00001"
+    elif how in ("inf", "nan", "-1"):
+        g6e_dimension(bad)["pricePerUnit"]["USD"] = {"inf": "Infinity", "nan": "NaN"}.get(how, how)
+    return bad
+
+
+@pytest.mark.parametrize(("how", "message"), [
+    ("date", "is not a date"), ("no-date", "is not a date"),
+    ("tiny", "refusing to write"),
+    ("inf", "not a finite, non-negative number"), ("nan", "not a finite, non-negative number"),
+    ("-1", "not a finite, non-negative number"),
+])
+def test_bad_offers_write_nothing(tmp_path, offer, how, message):
+    data = tmp_path / "data.csv"
+    data.write_text(DATA.read_text())
+    path = tmp_path / "offer.json"
+    path.write_text(json.dumps(spoiled(offer, how)))
+    proc = run_snippet(REFRESH, "--offer", path, "--data", data)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert data.read_text() == DATA.read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "offer.json"]
+
+
+def damaged_table(tmp_path, how):
+    path = tmp_path / "data.csv"
+    text = DATA.read_text()
+    header, first, rest = text.split("\n", 2)
+    cells = first.split(",")
+    if how == "binary":
+        path.write_bytes(b"\x00\xff\xfe garbage \x9c" * 40)
+    elif how == "empty":
+        path.write_text("")
+    elif how == "header-only":
+        path.write_text(header + "\n")
+    elif how == "other-schema":
+        path.write_text("name,value\na,1\n")
+    elif how in ("inf", "zero", "date"):
+        if how == "date":
+            cells[14] = "2026-02-30"
+        else:
+            cells[7] = "inf" if how == "inf" else "0"
+        path.write_text("\n".join([header, ",".join(cells), rest]))
+    return path
+
+
+@pytest.mark.parametrize(("how", "message"), [
+    ("binary", "error: "), ("empty", "missing columns"), ("header-only", "no rows"),
+    ("other-schema", "missing columns"), ("inf", "finite and positive"),
+    ("zero", "finite and positive"), ("date", "day is out of range"),
+])
+def test_damaged_tables_are_one_line_errors(tmp_path, how, message):
+    path = damaged_table(tmp_path, how)
+    before = path.read_bytes()
+    proc = run_snippet(REFRESH, "--offer", FIXTURE, "--data", path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1 and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and path.read_bytes() == before
+
+
+@pytest.mark.parametrize("where", ["missing-folder", "a-folder", "read-only"])
+def test_unwritable_outputs_fail_before_reading_the_offer(tmp_path, where):
+    target = {"missing-folder": tmp_path / "nope" / "x.csv", "a-folder": tmp_path,
+              "read-only": tmp_path / "ro" / "x.csv"}[where]
+    if where == "read-only":
+        target.parent.mkdir()
+        target.parent.chmod(0o555)
+        if os.access(target.parent, os.W_OK):
+            pytest.skip("running as root: a read-only folder is still writable")
+    # The offer file does not exist: the output check must come first.
+    proc = run_snippet(REFRESH, "--offer", tmp_path / "no-offer.json", "--data", DATA,
+                       "--out", target)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "--out" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("failure", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+def test_an_interrupted_write_keeps_the_earlier_table(tmp_path, monkeypatch, failure):
+    mod = load_snippet(REFRESH)
+    target = tmp_path / "data.csv"
+    target.write_text("earlier\n")
+
+    def fail(fd):
+        raise failure
+    monkeypatch.setattr(mod.os, "fsync", fail)
+    with pytest.raises(type(failure)):
+        mod.write_atomically(target, "new\n" * 1000)
+    assert target.read_text() == "earlier\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["data.csv"]  # no temporary file left
+    monkeypatch.undo()
+    mod.write_atomically(target, "new\n")
+    assert target.read_text() == "new\n"
 
 
 def test_help():

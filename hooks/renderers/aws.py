@@ -144,22 +144,6 @@ def aws_article_check(docs_dir: Path, path: str, instances: str) -> str:
                           body, "lrrrl") + "\n"
 
 
-@renderer("aws_sagemaker")
-def aws_sagemaker(docs_dir: Path, path: str, instances: str) -> str:
-    rows = read_rows(docs_dir, path)
-    now = {r["instance_type"]: r for r in instance_rows(docs_dir, instances)}
-    body = []
-    for r in rows:
-        ec2 = now[r["ml_instance"].removeprefix("ml.")]
-        ml, base = float(r["usd_per_hour"]), float(ec2["on_demand_usd_per_hour"])
-        flag = f" {UNCONFIRMED}" if r.get("unconfirmed") else ""
-        body.append([f"`{r['ml_instance']}`", f"{ml:g}{flag} ({r['as_of']})",
-                     f"{base:g} ({ec2['price_as_of']})", f"{100 * (ml - base) / base:+.0f}%"])
-    src = sorted({r["source"] for r in rows})
-    return (markdown_table(["SageMaker instance", "ml.* $/hour", "EC2 $/hour", "premium"], body, "lrrr")
-            + f"\n\n{UNCONFIRMED} {'; '.join(escape(s) for s in src)}.\n")
-
-
 @renderer("aws_cost_per_job")
 def aws_cost_per_job(docs_dir: Path, path: str, reference: str, hours: str, tflops: str,
                      source: str) -> str:

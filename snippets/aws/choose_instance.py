@@ -1,13 +1,19 @@
 """Which AWS GPU instance should a job run on, and what will it cost?
 
-Give the GPU memory the job needs (or a model size and a precision, from which the memory is
-estimated), the number of GPUs and the hours; get the instances that fit, cheapest job first.
-Prices and specs come from docs/data/aws-instances.csv, the file the site's table is built from.
+Give the GPU memory the job needs, or a model (its size and precision, or a named preset whose
+shape comes from its published config) from which the memory is estimated: weights, the KV cache
+of inference at a given context and batch, or the state of full fine-tuning, LoRA or QLoRA. Add
+the number of GPUs and the hours; get the instances that fit, cheapest job first. Each GPU keeps
+a reserve (CUDA context, library workspaces) that the job cannot use.
 
-    python snippets/aws/choose_instance.py --memory-gib 20 --hours 100
-    python snippets/aws/choose_instance.py --params 7e9 --precision bf16 --training --gpus 8 --hours 10 --explain
+The instance table is a CSV file (docs/data/aws-instances.csv in the site's repository, the file
+the site's table is built from); pass it with --data. --memory-only needs no table.
+
+    python choose_instance.py --model llama-3.1-8b --precision bf16 --context 131072 --memory-only
+    python choose_instance.py --data aws-instances.csv --memory-gib 20 --hours 100
 """
 
+# --8<-- [start:imports]
 from __future__ import annotations
 
 import argparse
@@ -18,9 +24,11 @@ import re
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
+# --8<-- [end:imports]
 
-DATA = Path(__file__).resolve().parents[2] / "docs" / "data" / "aws-instances.csv"
+DATA = Path("docs/data/aws-instances.csv")  # relative to the current folder: pass --data elsewhere
 GIB = 1024**3
+GB = 1e9
 
 REQUIRED = ["family", "instance_type", "accelerator", "accelerator_count", "accelerator_memory_gib",
             "vcpus", "memory_gib", "on_demand_usd_per_hour", "usd_per_accelerator_hour",
@@ -30,11 +38,73 @@ ROLES = {"training", "inference", "graphics"}
 STATUSES = {"current", "legacy", "retired"}
 DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")
 
+
+# --8<-- [start:models]
+@dataclass(frozen=True)
+class Model:
+    """A decoder-only transformer's shape, as its config.json states it."""
+    layers: int          # num_hidden_layers
+    hidden: int          # hidden_size
+    intermediate: int    # intermediate_size (the MLP's inner width)
+    heads: int           # num_attention_heads
+    kv_heads: int        # num_key_value_heads (grouped-query attention: fewer than heads)
+    head_dim: int        # hidden_size / num_attention_heads unless the config says otherwise
+    vocab: int           # vocab_size
+    tied: bool           # tie_word_embeddings: one matrix for input embedding and output head
+    qkv_bias: bool       # biases on the q, k and v projections (Qwen2)
+    source: str
+
+
+HF = "https://huggingface.co/{}/blob/main/config.json"
+# Shapes from each model's config.json on Hugging Face, read 2026-12-01.
+MODELS = {
+    "llama-3.1-8b": Model(32, 4096, 14336, 32, 8, 128, 128256, False, False,
+                          HF.format("meta-llama/Llama-3.1-8B") + " (2024-07)"),
+    "llama-3.1-70b": Model(80, 8192, 28672, 64, 8, 128, 128256, False, False,
+                           HF.format("meta-llama/Llama-3.1-70B") + " (2024-07)"),
+    "mistral-7b-v0.3": Model(32, 4096, 14336, 32, 8, 128, 32768, False, False,
+                             HF.format("mistralai/Mistral-7B-v0.3") + " (2024-05)"),
+    "qwen2.5-7b": Model(28, 3584, 18944, 28, 4, 128, 152064, False, True,
+                        HF.format("Qwen/Qwen2.5-7B") + " (2024-09)"),
+    "qwen2.5-72b": Model(80, 8192, 29568, 64, 8, 128, 152064, False, True,
+                         HF.format("Qwen/Qwen2.5-72B") + " (2024-09)"),
+}
+
+
+def count_params(m: Model) -> int:
+    """Parameters of a Llama-style decoder: attention (q, k, v, o), gated MLP (gate, up, down),
+    two RMSNorms per layer, the final norm, the embedding and (unless tied) the output head."""
+    q, kv = m.heads * m.head_dim, m.kv_heads * m.head_dim
+    attention = m.hidden * q + 2 * m.hidden * kv + q * m.hidden + (q + 2 * kv if m.qkv_bias else 0)
+    mlp = 3 * m.hidden * m.intermediate
+    per_layer = attention + mlp + 2 * m.hidden
+    return m.layers * per_layer + m.hidden + m.vocab * m.hidden * (1 if m.tied else 2)
+
+
+def lora_params(m: Model, rank: int) -> int:
+    """LoRA adapters of rank r on all seven linear layers of every block: r x (d_in + d_out) each."""
+    q, kv = m.heads * m.head_dim, m.kv_heads * m.head_dim
+    dims = [(m.hidden, q), (m.hidden, kv), (m.hidden, kv), (q, m.hidden),
+            (m.hidden, m.intermediate), (m.hidden, m.intermediate), (m.intermediate, m.hidden)]
+    return m.layers * rank * sum(a + b for a, b in dims)
+# --8<-- [end:models]
+
+
+# --8<-- [start:kv]
+def kv_cache_bytes(layers: int, kv_heads: int, head_dim: int, context: int, batch: int,
+                   bytes_per_value: float) -> float:
+    """Keys and values (the 2) for every layer, KV head and token of every sequence."""
+    return 2 * layers * kv_heads * head_dim * context * batch * bytes_per_value
+# --8<-- [end:kv]
+
+
 # --8<-- [start:memory]
 # Bytes per parameter for the weights in each precision.
 BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
 ADAM_MOMENTS = 8  # two fp32 moments (m and v) per parameter
 MASTER = 4        # fp32 master copy of the weights, kept when the weights are in lower precision
+ADAPTER = 16      # a LoRA adapter parameter: fp32 weight 4 + gradient 4 + Adam moments 8
+NF4 = 4.127 / 8   # QLoRA: 4-bit NormalFloat weights + double-quantised constants (0.127 bit)
 
 
 def training_bytes_per_param(precision: str) -> float:
@@ -46,11 +116,22 @@ def training_bytes_per_param(precision: str) -> float:
     return w + w + ADAM_MOMENTS + (MASTER if w < 4 else 0)
 
 
+def model_state_bytes(params: float, precision: str, mode: str, trainable: float = 0) -> float:
+    """What the model itself occupies, before activations and KV cache.
+    mode: inference (weights), full (Adam, everything trained), lora (frozen weights in
+    `precision` + trained adapters), qlora (frozen weights in 4-bit NF4 + trained adapters)."""
+    if mode == "inference":
+        return params * BYTES[precision]
+    if mode == "full":
+        return params * training_bytes_per_param(precision)
+    base = NF4 if mode == "qlora" else BYTES[precision]
+    return params * base + trainable * ADAPTER
+
+
 def estimate_memory_gib(params: float, precision: str, training: bool, overhead: float) -> float:
-    """GPU memory a model needs in total: inference = weights x overhead (KV cache, activations);
-    training with Adam = (weights + gradients + moments + master) x overhead (activations)."""
-    per_param = training_bytes_per_param(precision) if training else BYTES[precision]
-    return params * per_param * overhead / GIB
+    """GPU memory in total, without a KV cache: model state x overhead (activations, workspace)."""
+    state = model_state_bytes(params, precision, "full" if training else "inference")
+    return state * overhead / GIB
 # --8<-- [end:memory]
 
 
@@ -74,12 +155,18 @@ class Instance:
 
 def load_instances(path: Path = DATA) -> list[Instance]:
     """Read and validate the data file; raise ValueError naming the first bad row."""
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-        if missing:
-            raise ValueError(f"{path.name}: missing columns {', '.join(missing)}")
-        rows = list(reader)
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+            if missing:
+                raise ValueError(f"{path}: not the instance table (missing columns "
+                                 f"{', '.join(missing)})")
+            rows = list(reader)
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a text CSV file") from None
+    except csv.Error as exc:
+        raise ValueError(f"{path}: damaged CSV ({exc})") from None
     out, seen = [], set()
     for n, r in enumerate(rows, start=2):
         where = f"{path.name} line {n} ({r.get('instance_type') or '?'})"
@@ -95,8 +182,9 @@ def load_instances(path: Path = DATA) -> list[Instance]:
             vcpus, ram = int(r["vcpus"]), float(r["memory_gib"])
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
-        if min(count, mem, price, per_acc, vcpus, ram) <= 0 or not math.isfinite(price):
-            raise ValueError(f"{where}: counts, sizes and prices must be positive")
+        numbers = (count, mem, price, per_acc, vcpus, ram)
+        if not all(math.isfinite(x) and x > 0 for x in numbers):
+            raise ValueError(f"{where}: counts, sizes and prices must be finite and positive")
         if abs(per_acc - price / count) > 0.00051:  # the file rounds to 4 decimals
             raise ValueError(f"{where}: usd_per_accelerator_hour {per_acc} != {price} / {count:g}")
         if r["role"] not in ROLES or r["status"] not in STATUSES:
@@ -109,7 +197,7 @@ def load_instances(path: Path = DATA) -> list[Instance]:
                             ram, price, per_acc, tuple(r["low_precision"].split(";")), r["role"],
                             tuple(r["workloads"].split(";")), r["status"], r["price_as_of"]))
     if not out:
-        raise ValueError(f"{path.name}: no rows")
+        raise ValueError(f"{path}: no rows")
     return out
 
 
@@ -120,16 +208,25 @@ class Option:
     accelerator: str
     accelerators: str  # what the instance has, e.g. "8 x 80 GiB"
     gib_per_gpu_needed: float
+    usable_gib_per_gpu: float  # the accelerator's memory less the per-GPU reserve
     usd_per_hour: float
     hours: float
     total_usd: float
     status: str
 
 
-def fits(inst: Instance, gib_per_gpu: float, gpus: int) -> bool:
+def usable_gib(inst: Instance, reserve_gib: float) -> float:
+    """Memory a job can allocate on one accelerator: its size less the CUDA context, library
+    workspaces and what the driver keeps (the reserve)."""
+    return inst.accelerator_memory_gib - reserve_gib
+
+
+def fits(inst: Instance, gib_per_gpu: float, gpus: int, reserve_gib: float) -> bool:
     if inst.accelerator_count < 1:  # a slice of one GPU serves a one-GPU job only
-        return gpus == 1 and inst.accelerator_memory_gib >= gib_per_gpu
-    return inst.accelerator_count >= gpus and inst.accelerator_memory_gib >= gib_per_gpu
+        enough = gpus == 1
+    else:
+        enough = inst.accelerator_count >= gpus
+    return enough and usable_gib(inst, reserve_gib) >= gib_per_gpu
 
 
 def usable(inst: Instance, workload: str, precision: str | None, include_retired: bool,
@@ -148,16 +245,16 @@ def usable(inst: Instance, workload: str, precision: str | None, include_retired
 
 def rank(instances: list[Instance], memory_gib: float, gpus: int, hours: float, workload: str,
          precision: str | None = None, include_retired: bool = False,
-         nvidia_only: bool = False) -> tuple[list[Option], list[Instance]]:
+         nvidia_only: bool = False, reserve_gib: float = 1.0) -> tuple[list[Option], list[Instance]]:
     """Options that fit, cheapest job first; and the usable candidates (for 'closest')."""
     per_gpu = memory_gib / gpus  # the job's memory split evenly (FSDP/ZeRO-3, tensor parallel)
     candidates = [i for i in instances
                   if usable(i, workload, precision, include_retired, nvidia_only)]
     options = [Option(i.instance_type, i.accelerator,
                       f"{i.accelerator_count:g} x {i.accelerator_memory_gib:g} GiB",
-                      round(per_gpu, 2), i.usd_per_hour, hours, round(i.usd_per_hour * hours, 2),
-                      i.status)
-               for i in candidates if fits(i, per_gpu, gpus)]
+                      round(per_gpu, 2), round(usable_gib(i, reserve_gib), 2), i.usd_per_hour,
+                      hours, round(i.usd_per_hour * hours, 2), i.status)
+               for i in candidates if fits(i, per_gpu, gpus, reserve_gib)]
     options.sort(key=lambda o: (o.total_usd, o.instance_type))
     return options, candidates
 # --8<-- [end:rank]
@@ -176,11 +273,12 @@ def closest(candidates: list[Instance], gpus: int) -> Instance | None:
 
 
 def table(options: list[Option]) -> str:
-    head = ["#", "instance", "accelerator", "accelerators", "$/hour", "hours", "job $"]
-    rows = [[str(n), o.instance_type, o.accelerator, o.accelerators, f"{o.usd_per_hour:.4f}",
-             f"{o.hours:g}", f"{o.total_usd:,.2f}"] for n, o in enumerate(options, start=1)]
+    head = ["#", "instance", "accelerator", "accelerators", "usable/GPU", "$/hour", "hours", "job $"]
+    rows = [[str(n), o.instance_type, o.accelerator, o.accelerators,
+             f"{o.usable_gib_per_gpu:.2f}", f"{o.usd_per_hour:.4f}", f"{o.hours:g}",
+             f"{o.total_usd:,.2f}"] for n, o in enumerate(options, start=1)]
     widths = [max(len(r[c]) for r in [head, *rows]) for c in range(len(head))]
-    right = {0, 4, 5, 6}
+    right = {0, 4, 5, 6, 7}
 
     def line(cells):
         return "  ".join(c.rjust(w) if k in right else c.ljust(w)
@@ -189,117 +287,246 @@ def table(options: list[Option]) -> str:
     return "\n".join([line(head), line(["-" * w for w in widths]), *map(line, rows)])
 
 
-def positive(kind: type):
-    """An argparse type: a finite number greater than 0 (a whole one when kind is int)."""
+def number(kind: type, low: float, high: float, low_ok: bool = False):
+    """An argparse type: a finite number in (low, high] ([low, high] with low_ok), whole for int."""
     def parse(text: str):
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"expected a {'whole ' * (kind is int)}number, got {text!r}") from None
-        if not math.isfinite(value) or value <= 0:
-            raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+        if value < low or (value == low and not low_ok):
+            raise argparse.ArgumentTypeError(
+                f"must be {'at least' if low_ok else 'greater than'} {low:g}, got {text}")
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:g}, got {text}")
         return value
     return parse
 
 
+def positive(kind: type, high: float = 1e12):
+    return number(kind, 0, high)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        description="Rank the AWS GPU instances that fit a job by what the job costs "
-                    "(on-demand, us-east-1, from docs/data/aws-instances.csv).")
+        description="Estimate the GPU memory a model needs (weights, KV cache, fine-tuning state) "
+                    "and rank the AWS instances that fit by what the job costs "
+                    "(on-demand, us-east-1, from the instance table).")
     need = p.add_mutually_exclusive_group(required=True)
-    need.add_argument("--memory-gib", type=positive(float),
+    need.add_argument("--memory-gib", type=positive(float, 1e6),
                       help="GPU memory the job needs in total, GiB")
-    need.add_argument("--params", type=positive(float),
+    need.add_argument("--params", type=positive(float, 1e13),
                       help="model size in parameters (7e9 for 7B); needs --precision")
+    need.add_argument("--model", choices=sorted(MODELS),
+                      help="a model whose shape (and so parameters and KV cache) comes from its "
+                           "published config; needs --precision")
     p.add_argument("--precision", choices=sorted(BYTES),
-                   help="precision of the weights (with --params), or of the compute "
+                   help="precision of the weights (with --params/--model), or of the compute "
                         "(with --memory-gib: keeps instances without it out)")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--training", action="store_true", help="training with Adam")
     mode.add_argument("--inference", action="store_true", help="inference (the default)")
-    p.add_argument("--gpus", type=positive(int), default=1,
+    mode.add_argument("--training", action="store_true",
+                      help="full fine-tuning or training with Adam (every parameter trained)")
+    mode.add_argument("--lora", action="store_true",
+                      help="LoRA: frozen weights in --precision, trained low-rank adapters")
+    mode.add_argument("--qlora", action="store_true",
+                      help="QLoRA: frozen weights in 4-bit NF4, trained low-rank adapters")
+    p.add_argument("--lora-rank", type=positive(int, 4096), default=16,
+                   help="adapter rank on all linear layers, with --model (default 16)")
+    p.add_argument("--trainable-fraction", type=number(float, 0, 1),
+                   help="share of parameters the adapters add, with --params and --lora/--qlora "
+                        "(your PEFT library prints it: print_trainable_parameters())")
+    shape = p.add_argument_group("model shape, for the KV cache with --params")
+    shape.add_argument("--layers", type=positive(int, 1000), help="num_hidden_layers")
+    shape.add_argument("--kv-heads", type=positive(int, 1024), help="num_key_value_heads")
+    shape.add_argument("--head-dim", type=positive(int, 4096),
+                       help="head dimension (hidden_size / num_attention_heads)")
+    p.add_argument("--context", type=positive(int, 100_000_000),
+                   help="tokens per sequence held in the KV cache (prompt + output), inference")
+    p.add_argument("--batch", type=positive(int, 100_000), default=1,
+                   help="sequences served at once (default 1)")
+    p.add_argument("--kv-precision", choices=["fp32", "bf16", "fp16", "fp8"], default="bf16",
+                   help="precision of the KV cache (default bf16)")
+    p.add_argument("--gpus", type=positive(int, 1024), default=1,
                    help="GPUs on one instance the memory is split over (default 1)")
-    p.add_argument("--hours", type=positive(float), required=True,
-                   help="hours the job runs on the instance")
-    p.add_argument("--overhead", type=positive(float), default=1.2,
-                   help="factor for activations and KV cache on top of the model state (default 1.2)")
-    p.add_argument("--top", type=positive(int), default=10, help="rows to show (default 10)")
+    p.add_argument("--reserve-gib", type=number(float, 0, 64, low_ok=True), default=1.0,
+                   help="memory per GPU the job cannot use: CUDA context, library workspaces "
+                        "(default 1.0)")
+    p.add_argument("--hours", type=positive(float, 100_000),
+                   help="hours the job runs on the instance (needed unless --memory-only)")
+    p.add_argument("--overhead", type=number(float, 1, 100, low_ok=True), default=1.2,
+                   help="factor on the model state and KV cache for activations, workspace and "
+                        "allocator slack (default 1.2)")
+    p.add_argument("--memory-only", action="store_true",
+                   help="print the memory estimate and stop (no instance table needed)")
+    p.add_argument("--data", type=Path, default=DATA,
+                   help="the instance table, a CSV file (default: docs/data/aws-instances.csv "
+                        "under the current folder, as in the site's repository)")
+    p.add_argument("--top", type=positive(int, 1000), default=10, help="rows to show (default 10)")
     p.add_argument("--include-retired", action="store_true", help="also rank retired instances")
     p.add_argument("--nvidia-only", action="store_true",
                    help="leave out AWS Inferentia/Trainium (they need the Neuron SDK, not CUDA)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.add_argument("--explain", action="store_true", help="show how the memory was estimated")
-    p.add_argument("--data", type=Path, default=DATA, help=argparse.SUPPRESS)
     p.error = lambda message: p.exit(2, f"error: {message}\n")
     return p
 
 
-def explain(args, memory: float, per_param: float | None) -> list[str]:
+# --8<-- [start:estimate]
+@dataclass
+class Estimate:
+    mode: str             # inference, full, lora or qlora
+    params: float | None
+    state_bytes: float    # weights (+ gradients, optimizer, adapters)
+    kv_bytes: float       # 0 without a KV cache
+    total_gib: float      # (state + KV) x overhead
+    lines: list[str]
+
+
+def estimate(args) -> Estimate:
+    """The job's memory from the command line's model, mode and context (ValueError if unsound)."""
+    mode = ("full" if args.training else "lora" if args.lora else "qlora" if args.qlora
+            else "inference")
+    if args.memory_gib:
+        return Estimate(mode, None, 0, 0, args.memory_gib,
+                        [f"memory = {args.memory_gib:.2f} GiB (given)"])
+    model = MODELS.get(args.model)
+    params = count_params(model) if model else args.params
+    layers, kv_heads, head_dim = ((model.layers, model.kv_heads, model.head_dim) if model
+                                  else (args.layers, args.kv_heads, args.head_dim))
     lines = []
-    if args.params:
-        what = "training with Adam" if args.training else "inference"
-        if args.training:
-            w = BYTES[args.precision]
-            parts = f"{w:g} weights + {w:g} gradients + {ADAM_MOMENTS} Adam moments"
-            parts += f" + {MASTER} fp32 master weights" if w < 4 else ""
-            lines.append(f"bytes per parameter, {what} in {args.precision}: {parts} = {per_param:g}")
+    if model:
+        lines.append(f"{args.model}: {model.layers} layers, hidden {model.hidden}, "
+                     f"{model.heads} heads, {model.kv_heads} KV heads x {model.head_dim}; "
+                     f"{params / 1e9:.2f}e9 parameters counted from its config")
+    if mode in ("lora", "qlora"):
+        if model:
+            trainable = lora_params(model, args.lora_rank)
+            how = f"rank {args.lora_rank} on all linear layers"
+        elif args.trainable_fraction:
+            trainable, how = params * args.trainable_fraction, f"{args.trainable_fraction:g} of them"
         else:
-            lines.append(f"bytes per parameter, {what} in {args.precision}: {per_param:g} (weights)")
-        lines.append(f"memory = {args.params:g} parameters x {per_param:g} bytes x {args.overhead:g} "
-                     f"overhead / 2^30 = {memory:.2f} GiB")
+            raise ValueError(f"--{mode} with --params needs --trainable-fraction (or use --model)")
+    state = model_state_bytes(params, args.precision, mode,
+                              trainable if mode in ("lora", "qlora") else 0)
+    if mode == "inference":
+        lines.append(f"weights = {params:.4g} x {BYTES[args.precision]:g} bytes ({args.precision})"
+                     f" = {state / GB:.2f} GB")
+    elif mode == "full":
+        w = BYTES[args.precision]
+        parts = f"{w:g} weights + {w:g} gradients + {ADAM_MOMENTS} Adam moments"
+        parts += f" + {MASTER} fp32 master weights" if w < 4 else ""
+        lines.append(f"bytes per parameter, training with Adam in {args.precision}: {parts} = "
+                     f"{training_bytes_per_param(args.precision):g}")
+        lines.append(f"model state = {params:.4g} x {training_bytes_per_param(args.precision):g} "
+                     f"bytes = {state / GB:.2f} GB")
     else:
-        lines.append(f"memory = {memory:.2f} GiB (given)")
-    lines.append(f"per GPU = {memory:.2f} GiB / {args.gpus} GPU{'s' * (args.gpus > 1)} = "
-                 f"{memory / args.gpus:.2f} GiB")
-    return lines
+        base = NF4 if mode == "qlora" else BYTES[args.precision]
+        label = "4-bit NF4" if mode == "qlora" else args.precision
+        lines.append(f"{mode}: frozen weights {params:.4g} x {base:.4g} bytes ({label}) = "
+                     f"{params * base / GB:.2f} GB; adapters {trainable:.4g} parameters ({how}) "
+                     f"x {ADAPTER} bytes = {trainable * ADAPTER / GB:.2f} GB")
+    kv = 0.0
+    shape = (layers, kv_heads, head_dim)
+    if args.context:
+        if mode != "inference":
+            raise ValueError("--context sizes the KV cache of inference; training activations "
+                             "are covered by --overhead")
+        if not all(shape):
+            raise ValueError("--context needs the model's shape: --model, or --layers, "
+                             "--kv-heads and --head-dim")
+        kv = kv_cache_bytes(layers, kv_heads, head_dim, args.context, args.batch,
+                            BYTES[args.kv_precision])
+        lines.append(f"KV cache = 2 x {layers} layers x {kv_heads} KV heads x {head_dim} head dim"
+                     f" x {args.context} tokens x {args.batch} sequence{'s' * (args.batch > 1)} x "
+                     f"{BYTES[args.kv_precision]:g} bytes = {kv / GB:.2f} GB ({kv / GIB:.2f} GiB)")
+    elif any(shape) and not model:
+        raise ValueError("--layers, --kv-heads and --head-dim size the KV cache: add --context")
+    total = (state + kv) * args.overhead / GIB
+    lines.append(f"memory = ({state / GB:.2f} + {kv / GB:.2f}) GB x {args.overhead:g} overhead"
+                 f" = {total:.2f} GiB")
+    return Estimate(mode, params, state, kv, total, lines)
+# --8<-- [end:estimate]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.params and not args.precision:
-        parser.error("--params needs --precision (one of " + ", ".join(BYTES) + ")")
-    workload = "training" if args.training else "inference"
+    if (args.params or args.model) and not args.precision:
+        parser.error("--params and --model need --precision (one of " + ", ".join(BYTES) + ")")
+    if not args.memory_only and args.hours is None:
+        parser.error("--hours is needed to rank instances (or give --memory-only)")
+    if args.memory_gib and (args.context or args.lora or args.qlora):
+        parser.error("--memory-gib is the total already: --context, --lora and --qlora need "
+                     "--params or --model")
+    if args.qlora and args.precision in ("int8", "int4", "fp8"):
+        parser.error("--qlora stores the weights in 4-bit NF4; --precision is its compute "
+                     "precision (bf16, fp16 or fp32)")
+    try:
+        est = estimate(args)
+    except ValueError as exc:
+        parser.error(str(exc))
+    per_gpu = est.total_gib / args.gpus
+    lines = est.lines + [f"per GPU = {est.total_gib:.2f} GiB / {args.gpus} "
+                         f"GPU{'s' * (args.gpus > 1)} = {per_gpu:.2f} GiB; each GPU also keeps "
+                         f"{args.reserve_gib:g} GiB in reserve"]
+    if args.memory_only:
+        print("\n".join(lines))
+        return 0
+    workload = "inference" if est.mode == "inference" else "training"
     try:
         instances = load_instances(args.data)
-        per_param = (training_bytes_per_param(args.precision) if args.training
-                     else BYTES[args.precision]) if args.params else None
+    except FileNotFoundError:
+        parser.error(f"no instance table at {args.data}: pass --data with the path of "
+                     "aws-instances.csv (docs/data/ in the site's repository)")
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
-    memory = (estimate_memory_gib(args.params, args.precision, args.training, args.overhead)
-              if args.params else args.memory_gib)
-    if args.gpus > max(i.accelerator_count for i in instances):
+    largest = max(i.accelerator_count for i in instances)
+    if args.gpus > largest:
         parser.error(f"--gpus {args.gpus}: this chooser plans one instance (one node); "
-                     f"the largest has {max(i.accelerator_count for i in instances):g} accelerators")
-    options, candidates = rank(instances, memory, args.gpus, args.hours, workload, args.precision,
-                               args.include_retired, args.nvidia_only)
+                     f"the largest has {largest:g} accelerators")
+    options, candidates = rank(instances, est.total_gib, args.gpus, args.hours, workload,
+                               args.precision, args.include_retired, args.nvidia_only,
+                               args.reserve_gib)
     if not options:
         near = closest(candidates, args.gpus)
         hint = (f"; closest: {near.instance_type} ({near.accelerator_count:g} x "
                 f"{near.accelerator_memory_gib:g} GiB {near.accelerator}, ${near.usd_per_hour:g}/h)"
                 if near else "")
-        parser.error(f"no instance fits {args.gpus} x {memory / args.gpus:.2f} GiB for "
-                     f"{workload}{' in ' + args.precision if args.precision else ''}{hint}")
+        parser.error(f"no instance fits {args.gpus} x {per_gpu:.2f} GiB (+ {args.reserve_gib:g} "
+                     f"GiB reserve) for {workload}"
+                     f"{' in ' + args.precision if args.precision else ''}{hint}")
     # Self-check: every option fits and the list is in cost order.
-    per_gpu = memory / args.gpus
     by_type = {i.instance_type: i for i in instances}
-    assert all(fits(by_type[o.instance_type], per_gpu, args.gpus) for o in options)
-    assert [o.total_usd for o in options] == sorted(o.total_usd for o in options)
+    if not all(fits(by_type[o.instance_type], per_gpu, args.gpus, args.reserve_gib)
+               for o in options) or [o.total_usd for o in options] != sorted(
+                   o.total_usd for o in options):
+        print("error: internal check failed: ranking inconsistent", file=sys.stderr)
+        return 1
     shown = options[:args.top]
+    as_of = max(i.price_as_of for i in instances)
     if args.json:
-        print(json.dumps({"workload": workload, "precision": args.precision,
-                          "memory_gib": round(memory, 2), "gpus": args.gpus, "hours": args.hours,
-                          "prices_as_of": max(i.price_as_of for i in instances),
-                          "options": [asdict(o) for o in shown]}, indent=2))
+        print(json.dumps({"workload": workload, "mode": est.mode, "precision": args.precision,
+                          "memory_gib": round(est.total_gib, 2),
+                          "kv_cache_gib": round(est.kv_bytes / GIB, 2), "gpus": args.gpus,
+                          "reserve_gib": args.reserve_gib, "hours": args.hours,
+                          "prices_as_of": as_of, "options": [asdict(o) for o in shown]},
+                         indent=2, allow_nan=False))
         return 0
     if args.explain:
-        print("\n".join(explain(args, memory, per_param)))
+        print("\n".join(lines))
     print(f"{len(options)} instances fit; cheapest {len(shown)} for {args.hours:g} h "
-          f"(on-demand, us-east-1, prices as of {max(i.price_as_of for i in instances)}):")
+          f"(on-demand, us-east-1, prices as of {as_of}):")
     print(table(shown))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

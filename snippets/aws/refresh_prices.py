@@ -5,20 +5,32 @@ https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/us-eas
 (several hundred MB). Specs, roles and statuses are kept; prices, per-accelerator prices, price
 sources and dates are updated; a table of what changed is printed.
 
-    python snippets/aws/refresh_prices.py --offer index.json --dry-run
+Nothing is written unless every price and date checks out; the new table goes to a temporary
+file in the same folder, which then replaces the old one in one step (os.replace), so a full disk
+or an interrupt leaves the earlier table intact.
+
+    python snippets/aws/refresh_prices.py --offer index.json --data docs/data/aws-instances.csv --dry-run
 """
 
+# --8<-- [start:imports]
 from __future__ import annotations
 
 import argparse
 import csv
+import datetime as dt
 import io
 import json
+import math
+import os
 import sys
+import tempfile
 import urllib.request
 from pathlib import Path
+# --8<-- [end:imports]
 
-DATA = Path(__file__).resolve().parents[2] / "docs" / "data" / "aws-instances.csv"
+DATA = Path("docs/data/aws-instances.csv")  # relative to the current folder, as in the repository
+PRICE_COLUMNS = ["instance_type", "accelerator_count", "on_demand_usd_per_hour",
+                 "usd_per_accelerator_hour", "price_source", "price_as_of"]
 OFFER_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.json"
 
 # --8<-- [start:filter]
@@ -47,6 +59,9 @@ def on_demand_prices(offer: dict, region: str) -> dict[str, float]:
                     continue
                 usd = float(dim["pricePerUnit"]["USD"])
                 name = attrs["instanceType"]
+                if not math.isfinite(usd) or usd < 0:
+                    raise ValueError(f"{name}: price {dim['pricePerUnit']['USD']!r} is not a "
+                                     "finite, non-negative number")
                 if usd > 0 and prices.setdefault(name, usd) != usd:
                     raise ValueError(f"{name}: two different on-demand prices "
                                      f"({prices[name]} and {usd}) after filtering")
@@ -106,68 +121,155 @@ def read_offer(where: str) -> dict:
         return json.load(f)
 
 
+def publication_date(offer: dict) -> str:
+    """The offer file's publicationDate as YYYY-MM-DD (ValueError if it is not a date)."""
+    text = str(offer.get("publicationDate", ""))
+    try:
+        return dt.date.fromisoformat(text[:10]).isoformat()
+    except ValueError:
+        raise ValueError(f"publicationDate {text[:40]!r} is not a date") from None
+
+
+def read_table(path: Path) -> tuple[list[str], list[dict]]:
+    """The instance table's columns and rows; ValueError naming what is wrong with it."""
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            fields, rows = reader.fieldnames or [], list(reader)
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a text CSV file") from None
+    except csv.Error as exc:
+        raise ValueError(f"{path}: damaged CSV ({exc})") from None
+    missing = [c for c in PRICE_COLUMNS if c not in fields]
+    if missing:
+        raise ValueError(f"{path}: not the instance table (missing columns {', '.join(missing)})")
+    if not rows:
+        raise ValueError(f"{path}: no rows")
+    check_rows(rows, str(path))
+    return fields, rows
+
+
+def check_rows(rows: list[dict], where: str) -> None:
+    """Every price finite and positive, every per-accelerator price consistent, every date a date."""
+    for n, r in enumerate(rows, start=2):
+        name = f"{where} line {n} ({r.get('instance_type') or '?'})"
+        try:
+            count = float(r["accelerator_count"])
+            price, per_acc = float(r["on_demand_usd_per_hour"]), float(r["usd_per_accelerator_hour"])
+            dt.date.fromisoformat(r["price_as_of"])
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}: {exc}") from None
+        if not all(math.isfinite(x) and x > 0 for x in (count, price, per_acc)):
+            raise ValueError(f"{name}: accelerator count and prices must be finite and positive")
+        if abs(per_acc * count - price) > 0.001 * max(count, 1):
+            raise ValueError(f"{name}: usd_per_accelerator_hour {per_acc} != {price} / {count:g}")
+
+
+def check_output(path: Path) -> None:
+    """Fail before any work if the table cannot be replaced at `path`."""
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise ValueError(f"--out {path} is a folder; give a file name")
+    if not folder.is_dir():
+        raise ValueError(f"--out {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ValueError(f"--out {path}: folder {folder} is not writable")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write to a temporary file beside `path`, then rename it over `path` in one step."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
+                               prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="Update the prices in the AWS instance data file from a Price List offer file.")
+        description="Update the prices in the AWS instance table from a Price List offer file.")
     parser.add_argument("--offer", required=True,
                         help="offer file path or URL; 'aws' means " + OFFER_URL)
     parser.add_argument("--region", default="us-east-1", help="region code (default us-east-1)")
-    parser.add_argument("--data", type=Path, default=DATA, help="data file to read")
-    parser.add_argument("--out", type=Path, help="file to write (default: --data, in place)")
+    parser.add_argument("--data", type=Path, default=DATA,
+                        help="instance table to read (default: docs/data/aws-instances.csv under "
+                             "the current folder)")
+    parser.add_argument("--out", type=Path, help="file to write (default: --data, replaced)")
     parser.add_argument("--dry-run", action="store_true", help="report only; write nothing")
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     args = parser.parse_args(argv)
 
+    out = args.out or args.data
+    try:
+        if not args.dry_run:
+            check_output(out)
+        fields, rows = read_table(args.data)
+    except FileNotFoundError:
+        parser.error(f"no instance table at {args.data}: pass --data")
+    except OSError as exc:
+        parser.error(f"cannot read the instance table: {exc}")
+    except ValueError as exc:
+        parser.error(str(exc))
     where = OFFER_URL.format(region=args.region) if args.offer == "aws" else args.offer
     try:
         offer = read_offer(where)
     except (OSError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
         parser.error(f"cannot read the offer file {where}: {exc}")
+    if not isinstance(offer, dict):
+        parser.error(f"{where}: not an AWS Price List offer file (not a JSON object)")
     try:
         prices = on_demand_prices(offer, args.region)
+        date = publication_date(offer) if prices else ""
     except (KeyError, TypeError, AttributeError) as exc:
         parser.error(f"{where}: not an AWS Price List offer file (no {exc})")
     except ValueError as exc:
         parser.error(f"{where}: {exc}")
     if not prices:
         parser.error(f"{where}: no Linux on-demand instance prices for {args.region}")
-    try:
-        with open(args.data, newline="") as f:
-            reader = csv.DictReader(f)
-            fields, rows = reader.fieldnames, list(reader)
-    except OSError as exc:
-        parser.error(f"cannot read the data file: {exc}")
 
-    date = str(offer.get("publicationDate", ""))[:10]
-    if len(date) != 10:
-        parser.error(f"{where}: the offer file has no publicationDate")
     source = (f"AWS Price List offer file {offer.get('offerCode', '?')} {args.region} "
               f"version {offer.get('version', '?')}")
     new_rows, changes = refresh(rows, prices, source, date)
+    # Everything is checked before anything is written: specs untouched, prices that survive
+    # their rounding, per-accelerator prices consistent, dates real.
+    keep = set(fields) - {"on_demand_usd_per_hour", "usd_per_accelerator_hour",
+                          "price_source", "price_as_of"}
+    try:
+        for old, new in zip(rows, new_rows):
+            if any(old[k] != new[k] for k in keep):
+                raise ValueError(f"{old['instance_type']}: a spec column changed")
+        check_rows(new_rows, f"prices from {where}")
+    except ValueError as exc:
+        parser.error(f"refusing to write: {exc}")
     known = {r["instance_type"] for r in rows}
     new_types = sorted({p["attributes"]["instanceType"] for p in offer["products"].values()
                         if is_accelerated(p) and p.get("attributes", {}).get("instanceType")
                         in prices and p["attributes"]["instanceType"] not in known})
     print(report(changes, new_types))
-
-    # Self-check: specs untouched, and every updated per-accelerator price consistent.
-    for old, new in zip(rows, new_rows):
-        keep = set(fields) - {"on_demand_usd_per_hour", "usd_per_accelerator_hour",
-                              "price_source", "price_as_of"}
-        assert all(old[k] == new[k] for k in keep), old["instance_type"]
-        assert abs(float(new["usd_per_accelerator_hour"]) * float(new["accelerator_count"])
-                   - float(new["on_demand_usd_per_hour"])) < 0.001 * float(new["accelerator_count"])
     if args.dry_run:
         return 0
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     writer.writerows(new_rows)
-    out = args.out or args.data
-    out.write_text(buf.getvalue())
+    try:
+        write_atomically(out, buf.getvalue())
+    except OSError as exc:
+        print(f"error: cannot write {out} (the earlier file is unchanged): {exc}", file=sys.stderr)
+        return 1
     print(f"wrote {out}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted; the instance table was not changed", file=sys.stderr)
+        sys.exit(130)
