@@ -1,52 +1,72 @@
 """The benchmark runner (snippets/bench/runner.py, bench/run.py): a toy benchmark registered from
-a file, checked before it is timed, batched, compile-probed in fresh processes; the CLI's errors;
-and the no-GPU path on the Mandelbrot smoke case."""
+a file, checked before it is timed, batched, compile-probed in fresh processes; variants timed by
+an external program; the CLI's errors, output checks, Ctrl-C and --resume; and the no-GPU path
+on the Mandelbrot smoke case."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
-from conftest import HAS_GPU, SNIPPETS, load_snippet, run_snippet
-
-sys.path.insert(0, str(SNIPPETS))
-from bench import results, runner  # noqa: E402
+from bench import results, runner
+from conftest import HAS_GPU, ROOT, SNIPPETS, load_snippet, run_snippet
 
 CLI = "bench/run.py"
 run_cli = load_snippet(CLI)
 TOY = textwrap.dedent('''
-    import sys, time
-    sys.path.insert(0, {snippets!r})
+    import os, subprocess, sys, time
     from bench.runner import Benchmark, Case, Prepared, register
+
+    if os.environ.get("TOY_MARKER"):  # proves whether the file was loaded at all
+        open(os.environ["TOY_MARKER"], "w").close()
+    LINE = ('BENCH {"variant": "%s", "phase": "kernel", "samples_s": [%s], '
+            '"calls_per_sample": 4, "error": {"metric": "abs_error", "value": 0.0, "ok": %s}, '
+            '"params": {"block": 256}, "flops": 99}')
+
+    def external(p, variant):
+        how = os.environ.get("TOY_EXTERNAL", "good")
+        if how == "crash":
+            return subprocess.run([sys.executable, "-c", "import sys; sys.exit(3)"],
+                                  capture_output=True, text=True, check=True).stdout
+        samples = ", ".join(["0.001"] * (9 if how == "few" else 10))
+        return "compiling\\n" + LINE % (variant, samples, "false" if how == "wrong" else "true") + "\\n"
 
     def setup(variant, p):
         if variant == "wrong":
             return Prepared(run=lambda: p["n"] + 1)
         if variant == "fake_gpu":
             return Prepared(run=lambda: p["n"], kernel=lambda: None, fetch=lambda: p["n"])
+        if variant.startswith("ext"):  # ext: a CUDA C binary; ext_host: a CPU program
+            return Prepared(external=lambda: external(p, variant))
+        if variant == "sleepy":
+            time.sleep(float(os.environ.get("TOY_SLEEP", "0")))
         return Prepared(run=lambda: (time.sleep(p["sleep"]), p["n"])[1])
 
     register(Benchmark(
-        name="toy", variants={{"good": "cpu", "wrong": "cpu", "fake_gpu": "gpu"}},
-        cases={{"small": Case({{"n": 3, "sleep": 0.0}}),
-                "slow": Case({{"n": 4, "sleep": 0.002}}, variants=("good",), note="only good"),
-                "hidden": Case({{"n": 5, "sleep": 0.0}}, default=False)}},
+        name="toy", variants={"good": "cpu", "wrong": "cpu", "fake_gpu": "gpu", "ext": "gpu",
+                              "ext_host": "cpu", "sleepy": "cpu"},
+        cases={"small": Case({"n": 3, "sleep": 0.0}, variants=("good", "wrong", "fake_gpu")),
+               "slow": Case({"n": 4, "sleep": 0.002}, variants=("good",), note="only good"),
+               "hidden": Case({"n": 5, "sleep": 0.0}, default=False)},
         setup=setup, reference=lambda p: p["n"],
-        check=lambda v, got, ref: {{"metric": "abs_error", "value": abs(got - ref),
-                                     "ok": got == ref}},
-        counts=lambda v, p, ref: {{"flops": 2 * p["n"], "bytes": 8, "work": {{"items": p["n"]}}}},
-        compiled=("good",), probe_params={{"n": 1, "sleep": 0.0}}))
+        check=lambda v, got, ref: {"metric": "abs_error", "value": abs(got - ref),
+                                   "ok": got == ref},
+        counts=lambda v, p, ref: {"flops": 2 * p["n"], "bytes": 8, "work": {"items": p["n"]}},
+        compiled=("good",), probe_params={"n": 1, "sleep": 0.0}))
 ''')
 
 
 @pytest.fixture
 def toy_file(tmp_path):
     path = tmp_path / "toy_benchmark.py"
-    path.write_text(TOY.format(snippets=str(SNIPPETS)))
+    path.write_text(TOY)
     return path
 
 
@@ -54,6 +74,11 @@ def toy_file(tmp_path):
 def toy(toy_file, monkeypatch):
     monkeypatch.setattr(runner, "gpu_status", lambda: (False, "GPU variants skipped: test"))
     return runner.load(str(toy_file))
+
+
+def cli_env(**more) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    return env | {k: str(v) for k, v in more.items()}
 
 
 def test_load_by_path_registers_the_benchmark(toy):
@@ -71,6 +96,7 @@ def test_wrong_variant_is_reported_and_not_timed(toy):
                                      compile_runs=0)
     assert {m["variant"] for m in ms} == {"good"}
     assert any("small/wrong failed its correctness check" in n for n in notes)
+    assert runner.failures(notes) == [n for n in notes if "small/wrong" in n]
 
 
 def test_measurements_carry_stats_counts_and_error(toy):
@@ -83,8 +109,7 @@ def test_measurements_carry_stats_counts_and_error(toy):
     assert m["flops"] == 8 and m["work"] == {"items": 4}
     assert m["error"] == {"metric": "abs_error", "value": 0}
     assert "slow: only good" in notes
-    results.validate({"schema": results.SCHEMA, "benchmark": "toy", "system": {},
-                      "measurements": ms})
+    results.validate(results.document("toy", {}, ms), current=True)
 
 
 def test_gpu_variants_are_skipped_with_a_reason(toy):
@@ -99,6 +124,34 @@ def test_gpu_variant_gets_kernel_and_end_to_end(toy, monkeypatch):
     ms, _ = runner.run_benchmark(toy, ["small"], ["fake_gpu"], repeats=10, warmup=0,
                                  compile_runs=0)
     assert [(m["device"], m["phase"]) for m in ms] == [("gpu", "kernel"), ("gpu", "end_to_end")]
+    assert all(m["calls_per_sample"] >= 1 for m in ms)
+
+
+def test_external_variant_records_become_measurements(toy, monkeypatch):
+    monkeypatch.setattr(runner, "gpu_status", lambda: (True, ""))
+    ms, notes = runner.run_benchmark(toy, ["small"], ["ext"], repeats=10, compile_runs=0)
+    (m,) = ms
+    assert not runner.failures(notes)
+    assert m["clock"] == "cuda-event (external)" and m["device"] == "gpu"
+    assert m["repeats"] == 10 and m["calls_per_sample"] == 4 and m["median_s"] == 0.001
+    assert m["params"] == {"n": 3, "sleep": 0.0, "block": 256}  # case params + the program's
+    assert m["flops"] == 99 and m["bytes"] == 8  # the program's count wins over counts()
+    assert m["error"] == {"metric": "abs_error", "value": 0.0}
+
+
+@pytest.mark.parametrize(("how", "message"), [
+    ("wrong", "small/ext failed its correctness check (ext kernel: abs_error = 0.0)"),
+    ("few", "small/ext failed: its program gave no usable figures (ValueError: output line 2: "
+            "samples_s has 9 samples"),
+    ("crash", "small/ext failed: its program gave no usable figures (CalledProcessError"),
+])
+def test_external_variant_failures_become_notes(toy, monkeypatch, how, message):
+    monkeypatch.setattr(runner, "gpu_status", lambda: (True, ""))
+    monkeypatch.setenv("TOY_EXTERNAL", how)
+    ms, notes = runner.run_benchmark(toy, ["small"], ["ext"], repeats=10, compile_runs=0)
+    assert ms == []
+    (failed,) = runner.failures(notes)
+    assert failed.startswith(message) and "\n" not in failed
 
 
 def test_fewer_than_ten_repeats_are_flagged(toy):
@@ -115,11 +168,10 @@ def test_calls_per_sample():
 
 def test_cli_writes_a_valid_results_file_with_compile_times(toy_file, tmp_path):
     out_file = tmp_path / "toy.json"
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     proc = run_snippet(CLI, toy_file, "--variants", "good", "--compile-runs", "2",
-                       "--output", out_file, env=env)
+                       "--output", out_file, env=cli_env())
     assert proc.returncode == 0, proc.stderr
-    doc = results.load_results(out_file)
+    doc = results.read_results(out_file, current=True)
     phases = {(m["case"], m["phase"]) for m in doc["measurements"]}
     assert {("compile", "compile_first"), ("compile", "compile_cached"),
             ("small", "kernel"), ("slow", "kernel")} <= phases
@@ -127,40 +179,125 @@ def test_cli_writes_a_valid_results_file_with_compile_times(toy_file, tmp_path):
     first = [m for m in doc["measurements"] if m["phase"] == "compile_first"][0]
     assert first["repeats"] == 2 and first["clock"] == "host (fresh process)"
     assert "toy.json" in doc["system"]["command"]
+    assert doc["code"]["commit"] and doc["partial"] is False and doc["quick_check"] is False
     assert "[" in proc.stderr and "small: good" in proc.stderr  # progress on stderr
     assert proc.stdout.splitlines()[-1] == f"results written to {out_file}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["toy.json", "toy_benchmark.py"]
 
 
-def test_cli_exits_1_when_a_variant_fails_its_check(toy_file, tmp_path):
-    proc = run_snippet(CLI, toy_file, "--cases", "small", "--variants", "good,wrong",
-                       "--compile-runs", "0", "--output", tmp_path / "t.json")
+def test_cli_marks_a_run_with_few_repeats_as_a_quick_check(toy_file, tmp_path):
+    proc = run_snippet(CLI, toy_file, "--cases", "small", "--variants", "good", "--repeats", "3",
+                       "--compile-runs", "0", "--output", tmp_path / "q.json", env=cli_env())
+    assert proc.returncode == 0, proc.stderr
+    assert results.read_results(tmp_path / "q.json")["quick_check"] is True
+
+
+@pytest.mark.parametrize("how", ["wrong", "few"])
+def test_cli_exits_1_when_a_variant_fails(toy_file, tmp_path, how):
+    proc = run_snippet(CLI, toy_file, "--cases", "small", "--variants", "good,wrong,ext_host",
+                       "--compile-runs", "0", "--output", tmp_path / "t.json",
+                       env=cli_env(TOY_EXTERNAL=how))
     assert proc.returncode == 1
-    assert "failed its correctness check" in proc.stdout
+    assert "small/wrong failed its correctness check" in proc.stdout
+    assert "small/ext_host failed" in proc.stdout
+    assert results.read_results(tmp_path / "t.json")["measurements"]  # what worked is kept
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["nothing_here", "--output", "x.json"], "no benchmark"),
-    (["mandelbrot", "--variants", "cuda_f16", "--output", "x.json"], "unknown variant"),
-    (["mandelbrot", "--cases", "huge", "--output", "x.json"], "unknown case"),
-    (["mandelbrot", "--repeats", "0", "--output", "x.json"], "must be positive"),
-    (["mandelbrot", "--compile-runs", "-1"], "must be 0 or more"),
+    (["nothing_here", "--output", "{tmp}/x.json"], "no benchmark"),
+    (["mandelbrot", "--variants", "cuda_f16", "--output", "{tmp}/x.json"], "unknown variant"),
+    (["mandelbrot", "--cases", "huge", "--output", "{tmp}/x.json"], "unknown case"),
+    (["mandelbrot", "--repeats", "0", "--output", "{tmp}/x.json"], "must be from 1 to"),
+    (["mandelbrot", "--repeats", "1e9"], "not a whole number"),
+    (["mandelbrot", "--repeats", "100001"], "must be from 1 to 100000"),
+    (["mandelbrot", "--min-sample", "nan"], "must be finite"),
+    (["mandelbrot", "--min-sample", "-1"], "above 0"),
+    (["mandelbrot", "--compile-runs", "-1"], "must be from 0 to"),
+    (["mandelbrot", "--cases", ","], "at least one name"),
     (["mandelbrot"], "--output is required"),
+    (["mandelbrot", "--output", "{tmp}"], "is a folder"),
+    (["mandelbrot", "--output", "{tmp}/missing/x.json"], "does not exist"),
+    (["mandelbrot", "--output", "/proc/x.json"], "cannot write"),
+    (["{tmp}/notes.txt", "--output", "{tmp}/x.json"], "is not a Python file"),
+    (["{tmp}/garbage.py", "--output", "{tmp}/x.json"], "cannot load benchmark"),
+    (["{tmp}/empty.py", "--output", "{tmp}/x.json"], "registered no benchmark"),
+    (["{tmp}/absent.py", "--output", "{tmp}/x.json"], "does not exist"),
 ])
-def test_cli_rejects_bad_arguments(args, message, capsys):
+def test_cli_rejects_bad_arguments(args, message, tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("not code\n")
+    (tmp_path / "garbage.py").write_bytes(b"\x00\xff\xfe def (((\n")
+    (tmp_path / "empty.py").write_text("x = 1\n")
     with pytest.raises(SystemExit) as exit_:
-        run_cli.main(args)
+        run_cli.main([a.format(tmp=tmp_path) for a in args])
     err = capsys.readouterr().err
     assert exit_.value.code == 2
-    assert err.startswith("error: ") and message in err and err.count("\n") == 1
+    assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("where", ["{tmp}/missing/x.json", "{tmp}", "/proc/x.json"])
+def test_cli_checks_the_output_before_any_work(toy_file, tmp_path, where):
+    marker = tmp_path / "loaded"
+    proc = run_snippet(CLI, toy_file, "--output", where.format(tmp=tmp_path),
+                       env=cli_env(TOY_MARKER=marker))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "Traceback" not in proc.stderr and not marker.exists()  # the benchmark never loaded
+
+
+def test_ctrl_c_keeps_the_earlier_file_and_resume_finishes(toy_file, tmp_path):
+    out_file = tmp_path / "prior.json"
+    out_file.write_text('{"earlier": "complete results"}\n')
+    partial = tmp_path / "prior.partial.json"
+    args = [sys.executable, str(SNIPPETS / CLI), str(toy_file), "--cases", "small,slow",
+            "--variants", "good,sleepy", "--compile-runs", "0", "--output", str(out_file)]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, env=cli_env(TOY_SLEEP=60))
+    try:
+        deadline = time.monotonic() + 120
+        while not partial.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)  # small/good is measured, then small/sleepy sleeps in its setup
+        assert partial.exists(), proc.stderr.read() if proc.poll() is not None else "no partial"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130
+    assert err.splitlines()[-1].startswith("interrupted (Ctrl-C): 1 finished variant(s) kept")
+    assert "Traceback" not in err
+    assert out_file.read_text() == '{"earlier": "complete results"}\n'  # untouched
+    kept = results.read_results(partial, current=True)
+    assert kept["partial"] is True and kept["completed"] == [["small", "good"]]
+    (first,) = kept["measurements"]
+
+    proc = subprocess.run(args + ["--resume"], capture_output=True, text=True, cwd=ROOT,
+                          env=cli_env(TOY_SLEEP=0), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "kept from the partial file" in proc.stderr
+    doc = results.read_results(out_file, current=True)
+    assert doc["partial"] is False and "completed" not in doc
+    assert first in doc["measurements"]  # kept as measured, not run again
+    assert {(m["case"], m["variant"]) for m in doc["measurements"]} == {
+        ("small", "good"), ("small", "sleepy"), ("slow", "good"), ("slow", "sleepy")}
+    assert not partial.exists()
+
+
+def test_resume_refuses_a_foreign_or_broken_partial_file(toy_file, tmp_path, capsys):
+    out_file = tmp_path / "r.json"
+    partial = tmp_path / "r.partial.json"
+    for content, message in [("{", "not JSON"), (json.dumps(results.document("other", {}, [])),
+                                                 "not a partial run of toy")]:
+        partial.write_text(content)
+        with pytest.raises(SystemExit) as exit_:
+            run_cli.main([str(toy_file), "--output", str(out_file), "--resume"])
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and message in err and err.count("\n") == 1
 
 
 def test_mandelbrot_without_gpu_runs_cpu_and_says_why(tmp_path):
     if HAS_GPU:
         pytest.skip("this machine has a GPU")
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     out_file = tmp_path / "m.json"
     proc = run_snippet(CLI, "mandelbrot", "--cases", "smoke", "--variants", "numpy,cuda_f64",
-                       "--compile-runs", "0", "--output", out_file, env=env)
+                       "--compile-runs", "0", "--output", out_file, env=cli_env())
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out_file.read_text())
     assert {m["variant"] for m in doc["measurements"]} == {"numpy"}

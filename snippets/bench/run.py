@@ -1,8 +1,11 @@
 """Run a registered benchmark the fair way and write its results file.
 
-Run:  python snippets/bench/run.py mandelbrot --cases article --output results/mandelbrot.json
-A benchmark is snippets/<name>/benchmark.py (or any file) that calls bench.runner.register.
+Run:  python snippets/bench/run.py mandelbrot --output docs/data/mandelbrot-h200.json
+A benchmark is snippets/<name>/benchmark.py (or any .py file) that calls bench.runner.register.
 Progress goes to stderr; a summary table goes to stdout once the results file is written.
+The output is written whole or not at all. While the run goes on, what is measured so far is kept
+in <name>.partial.json beside it ("partial": true); Ctrl-C leaves an earlier output untouched,
+and --resume continues from the partial file.
 """
 
 from __future__ import annotations
@@ -12,105 +15,152 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench import results, runner, system, timing  # noqa: E402
+if __package__ in (None, ""):  # run as a script: the harness is the folder above this file
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench import cli, results, runner, system, timing  # noqa: E402
 
-
-def name_list(text: str) -> list[str]:
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if not names:
-        raise argparse.ArgumentTypeError("give at least one name")
-    return names
-
-
-def positive(kind):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-        return value
-    return parse
-
-
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+PARTIAL_NOTE = "partial results: the run had not finished when this was written"
 
 
 def summary(measurements: list[dict]) -> str:
     """A plain-text table: one row per case, variant and phase."""
-    lines = [f"{'case':<10} {'variant':<14} {'phase':<15} {'median s':>12} {'spread':>7} {'repeats':>7}"]
+    lines = [f"{'case':<10} {'variant':<14} {'phase':<15} {'median s':>12} {'spread':>7} "
+             f"{'repeats':>7} {'calls':>6}"]
     for m in measurements:
         lines.append(f"{m['case']:<10} {m['variant']:<14} {m['phase']:<15} {m['median_s']:>12.6f} "
-                     f"{m['spread']:>7.3f} {m['repeats']:>7}")
+                     f"{m['spread']:>7.3f} {m['repeats']:>7} {m.get('calls_per_sample', 1):>6}")
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("benchmark", help="a name (snippets/<name>/benchmark.py) or a .py path")
-    parser.add_argument("--cases", type=name_list, help="comma-separated (default: every default case)")
-    parser.add_argument("--variants", type=name_list,
-                        help="comma-separated (default: each case's own list)")
-    parser.add_argument("--repeats", type=positive(int), default=timing.MIN_REPEATS,
-                        help=f"timed samples per measurement (default {timing.MIN_REPEATS})")
-    parser.add_argument("--warmup", type=non_negative_int, default=2,
-                        help="untimed calls before timing (default 2)")
-    parser.add_argument("--min-sample", type=positive(float), default=0.02, metavar="SECONDS",
-                        help="batch calls shorter than this into one sample (default 0.02)")
-    parser.add_argument("--compile-runs", type=non_negative_int, default=2,
-                        help="fresh processes per variant and cache state for compile times; "
-                             "0 skips (default 2)")
-    parser.add_argument("--output", help="results file to write (JSON)")
-    parser.add_argument("--probe-compile", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+def parser() -> cli.Parser:
+    p = cli.Parser(description=__doc__.splitlines()[0])
+    p.add_argument("benchmark", help="a name (snippets/<name>/benchmark.py) or a .py path")
+    p.add_argument("--cases", type=cli.name_list,
+                   help="comma-separated (default: every default case)")
+    p.add_argument("--variants", type=cli.name_list,
+                   help="comma-separated (default: each case's own list)")
+    p.add_argument("--repeats", type=cli.positive_int(100_000), default=timing.MIN_REPEATS,
+                   help=f"timed samples per measurement (default {timing.MIN_REPEATS}; fewer "
+                        "marks the file a quick check, not for publication)")
+    p.add_argument("--warmup", type=cli.non_negative_int(10_000), default=2,
+                   help="untimed calls before timing (default 2)")
+    p.add_argument("--min-sample", type=cli.positive_float(60.0), default=0.02, metavar="SECONDS",
+                   help="batch calls shorter than this into one sample (default 0.02)")
+    p.add_argument("--compile-runs", type=cli.non_negative_int(100), default=2,
+                   help="fresh processes per variant and cache state for compile times; "
+                        "0 skips (default 2)")
+    p.add_argument("--output", help="results file to write (JSON)")
+    p.add_argument("--resume", action="store_true",
+                   help="keep what <output>.partial.json already holds and run only the rest")
+    p.add_argument("--probe-compile", action="store_true", help=argparse.SUPPRESS)
+    return p
 
+
+def load_benchmark(name: str) -> runner.Benchmark:
+    """The benchmark, or ValueError with one line saying why not."""
+    path = Path(name)
+    if path.suffix != ".py" and path.exists():
+        raise ValueError(f"{name} is not a Python file (give a topic name or a benchmark .py)")
     try:
-        bench = runner.load(args.benchmark)
+        return runner.load(name)
     except LookupError as exc:
-        parser.error(str(exc))
+        raise ValueError(str(exc)) from None
+    except Exception as exc:  # a broken or foreign file: say what, not where inside Python
+        detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        raise ValueError(f"cannot load benchmark {name}: {detail}") from None
+
+
+def previous_run(partial: Path, bench: runner.Benchmark) -> dict:
+    """The partial results to resume from (empty if there are none); ValueError if unusable."""
+    if not partial.exists():
+        print(f"note: nothing to resume ({partial} does not exist); starting afresh",
+              file=sys.stderr)
+        return {}
+    doc = results.read_results(partial, current=True)
+    if not doc.get("partial") or doc["benchmark"] != bench.name:
+        raise ValueError(f"{partial} is not a partial run of {bench.name}")
+    for case, params in doc.get("case_params", {}).items():
+        if case in bench.cases and bench.cases[case].params != params:
+            raise ValueError(f"{partial} measured case {case} with other parameters; delete it "
+                             "or run without --resume")
+    return doc
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser()
+    args = p.parse_args(argv)
+    if not args.probe_compile:  # the output first: no work is done for a file that cannot land
+        if not args.output:
+            p.error("--output is required")
+        try:
+            output = cli.check_output(args.output)
+        except ValueError as exc:
+            p.error(f"--output: {exc}")
+    try:
+        bench = load_benchmark(args.benchmark)
+    except ValueError as exc:
+        p.error(str(exc))
     unknown = [v for v in args.variants or [] if v not in bench.variants]
     if unknown:
-        parser.error(f"unknown variant {', '.join(unknown)}; "
-                     f"choose from {', '.join(bench.variants)}")
+        p.error(f"unknown variant {', '.join(unknown)}; choose from {', '.join(bench.variants)}")
     if args.probe_compile:  # internal: run by compile_times in a fresh process
         print(json.dumps(runner.probe_compile(bench, args.variants or list(bench.compiled))))
         return 0
     cases = args.cases or [n for n, c in bench.cases.items() if c.default]
     unknown = [c for c in cases if c not in bench.cases]
     if unknown:
-        parser.error(f"unknown case {', '.join(unknown)}; choose from {', '.join(bench.cases)}")
-    if not args.output:
-        parser.error("--output is required")
+        p.error(f"unknown case {', '.join(unknown)}; choose from {', '.join(bench.cases)}")
+    partial = cli.partial_path(output)
+    previous = {}
+    if args.resume:
+        try:
+            previous = previous_run(partial, bench)
+        except (OSError, ValueError) as exc:
+            p.error(f"--resume: {exc}")
 
     described = system.describe_system()
+    quick = args.repeats < timing.MIN_REPEATS or bool(previous.get("quick_check"))
+    previous["notes"] = [n for n in previous.get("notes", []) if n != PARTIAL_NOTE]
+    state: dict = {"measurements": previous.get("measurements", []),
+                   "notes": previous["notes"], "completed": previous.get("completed", [])}
 
-    def save(measurements, notes, final=False):
-        partial = [] if final else ["partial results: the run had not finished when this was written"]
-        return results.write_results(args.output, bench.name, described, measurements,
-                                     notes + partial)
+    def write(path: Path, final: bool) -> Path:
+        described["cuda"]["frameworks"] = system.framework_cuda()  # imported by now
+        extra = {} if final else {
+            "completed": state["completed"],
+            "case_params": {c: bench.cases[c].params for c in {c for c, _ in state["completed"]}
+                            if c in bench.cases}}
+        notes = state["notes"] + ([] if final else [PARTIAL_NOTE])
+        return results.write_results(path, bench.name, described, state["measurements"], notes,
+                                     quick_check=quick, partial=not final, **extra)
 
-    measurements, notes = runner.run_benchmark(
-        bench, cases, args.variants, repeats=args.repeats, warmup=args.warmup,
-        min_sample_s=args.min_sample, compile_runs=args.compile_runs, cli=Path(__file__),
-        after_case=save)
-    path = save(measurements, notes, final=True)
+    def keep(measurements, notes, completed):
+        state.update(measurements=list(measurements), notes=list(notes),
+                     completed=[list(c) for c in completed])
+        write(partial, final=False)  # a run killed outright still leaves this behind
+
+    try:
+        measurements, notes = runner.run_benchmark(
+            bench, cases, args.variants, repeats=args.repeats, warmup=args.warmup,
+            min_sample_s=args.min_sample, compile_runs=args.compile_runs, cli=Path(__file__),
+            previous=previous, on_progress=keep)
+    except KeyboardInterrupt:
+        kept = len(state["completed"])
+        if kept:
+            write(partial, final=False)
+        where = f"{kept} finished variant(s) kept in {partial}; --resume continues" if kept \
+            else "nothing finished"
+        print(f"interrupted (Ctrl-C): {where}; {output} not written", file=sys.stderr)
+        return cli.INTERRUPTED
+    state.update(measurements=measurements, notes=notes)
+    path = write(output, final=True)
+    partial.unlink(missing_ok=True)
     for note in notes:
         print(f"note: {note}")
     print(summary(measurements))
     print(f"results written to {path}")
-    failed = [n for n in notes if "failed its correctness check" in n]
-    return 1 if failed else 0
+    return 1 if runner.failures(notes) else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run_main(main))

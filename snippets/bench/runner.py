@@ -5,7 +5,8 @@ GPU), its cases (problem sizes), `setup` (variant, params) -> `Prepared` callabl
 `reference` to check every variant against, a `check`, and the work it does (`counts`).
 `run_benchmark` then, for every case and variant:
 
-1. checks correctness first (a variant that fails is reported and not timed);
+1. checks correctness first (a variant that fails is reported and not timed: a note
+   "<case>/<variant> failed ...", which `failures` picks out and `run.py` exits 1 on);
 2. warms up, then takes at least 10 timed samples (median, min, max) with `bench.timing`:
    host clock for CPU variants and for GPU end-to-end (allocation, copies, kernel, copy back),
    CUDA events for GPU kernel-only time;
@@ -13,6 +14,10 @@ GPU), its cases (problem sizes), `setup` (variant, params) -> `Prepared` callabl
    size, so that clock resolution and launch jitter do not decide the result;
 4. measures compile time on its own, in fresh processes: first call with an empty on-disk
    cache (NUMBA_CACHE_DIR pointed at a new folder) and first call with that cache warm.
+
+A variant timed outside Python (a CUDA C binary, a framework's own loop) sets
+`Prepared.external`: a callable returning the program's output, whose `BENCH {json}` lines
+(`bench.external`) carry the samples, the calls per sample and the correctness check.
 
 Without a GPU the GPU variants are skipped and the notes say why. `bench/run.py` is the CLI.
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -32,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from bench import results, timing
+from bench import external, results, timing
 
 REGISTRY: dict[str, "Benchmark"] = {}
 PHASES = ("kernel", "end_to_end", "compile_first", "compile_cached", "context_init")
@@ -42,9 +48,12 @@ PHASES = ("kernel", "end_to_end", "compile_first", "compile_cached", "context_in
 @dataclass
 class Prepared:
     """What `setup` returns for one variant and one case."""
-    run: Callable[[], Any]  # everything: allocate, copy in, compute, copy back; returns the result
+    run: Callable[[], Any] | None = None  # everything: allocate, copy in, compute, copy back;
+    #                                       returns the result
     kernel: Callable[[], Any] | None = None  # GPU only: device work on data already on the device
     fetch: Callable[[], Any] | None = None  # GPU only: copy the kernel's output back (for checking)
+    external: Callable[[], str] | None = None  # timed outside Python: returns the program's
+    #                                            output, whose `BENCH {json}` lines are the figures
 
 
 @dataclass
@@ -77,7 +86,10 @@ def register(benchmark: Benchmark) -> Benchmark:
 
 
 def load(name_or_path: str) -> Benchmark:
-    """A registered benchmark: by name (snippets/<name>/benchmark.py) or by file path."""
+    """A registered benchmark: by name (snippets/<name>/benchmark.py) or by file path.
+
+    The benchmark's folder goes on sys.path first, so a benchmark.py imports its topic's
+    teaching files as `import mandelbrot` without a path line of its own."""
     import importlib.util
 
     path = Path(name_or_path)
@@ -87,6 +99,9 @@ def load(name_or_path: str) -> Benchmark:
         path = Path(__file__).resolve().parents[1] / name_or_path / "benchmark.py"
     if not path.is_file():
         raise LookupError(f"no benchmark {name_or_path!r}: {path} does not exist")
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:  # its topic's teaching files import by their plain names
+        sys.path.insert(0, folder)
     before = set(REGISTRY)
     spec = importlib.util.spec_from_file_location(f"benchmark_{path.parent.name}", path)
     module = importlib.util.module_from_spec(spec)
@@ -135,7 +150,49 @@ def batched(fn: Callable[[], Any], calls: int) -> Callable[[], None]:
 
 def per_call(stats: timing.Stats, calls: int) -> timing.Stats:
     return timing.Stats(stats.median_s / calls, stats.min_s / calls, stats.max_s / calls,
-                        stats.repeats, stats.clock)
+                        stats.repeats, stats.clock, stats.calls_per_sample * calls)
+
+
+FAILED = re.compile(r"^\S+/\S+ failed\b")
+
+
+def failures(notes: list[str]) -> list[str]:
+    """The notes that report a failed variant ("<case>/<variant> failed ...")."""
+    return [n for n in notes if FAILED.match(n)]
+
+
+def _one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    stderr = getattr(exc, "stderr", None)
+    if isinstance(stderr, bytes):
+        stderr = stderr.decode(errors="replace")
+    if stderr and stderr.strip():
+        text += f" (stderr: {stderr.strip().splitlines()[-1]})"
+    text = " ".join(text.split())
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+def measure_external(bench: Benchmark, case: str, variant: str, params: dict, reference: Any,
+                     output: Callable[[], str]) -> tuple[list[dict], str]:
+    """Run a variant timed outside Python and turn its `BENCH` records into measurements."""
+    try:
+        records = external.parse(output())
+    except (OSError, subprocess.SubprocessError, ValueError, RuntimeError) as exc:
+        return [], f"{case}/{variant} failed: its program gave no usable figures ({_one_line(exc)})"
+    bad = [f"{r['variant']} {r['phase']}: {r['error']['metric']} = {r['error']['value']}"
+           for r in records if not r["error"]["ok"]]
+    if bad:
+        return [], f"{case}/{variant} failed its correctness check ({'; '.join(bad)}); not recorded"
+    counted = bench.counts(variant, params, reference)
+    found = []
+    for r in records:
+        stats = timing.summarize(r["samples_s"], "cuda-event (external)", r["calls_per_sample"])
+        fields = {**counted, "params": {**params, **r.get("params", {})},
+                  "error": {k: v for k, v in r["error"].items() if k != "ok"}}
+        fields.update({k: r[k] for k in ("bytes", "flops", "extra") if k in r})
+        device = bench.variants.get(r["variant"], bench.variants[variant])
+        found.append(results.measurement(case, r["variant"], device, r["phase"], stats, **fields))
+    return found, ""
 
 
 def _time(fn, calls, clock, repeats, warmup):
@@ -148,6 +205,10 @@ def measure_variant(bench: Benchmark, case: str, variant: str, params: dict, ref
     """Check one variant, then time it. Returns (measurements, problem) with problem "" if OK."""
     device = bench.variants[variant]
     prep = bench.setup(variant, params)
+    if prep.external is not None:
+        return measure_external(bench, case, variant, params, reference, prep.external)
+    if prep.run is None:
+        raise ValueError(f"{bench.name}: setup({variant!r}) returned neither run nor external")
     t0 = time.perf_counter()
     outputs = {"end_to_end": prep.run()}  # first calls compile; timing comes later
     first_s = time.perf_counter() - t0
@@ -236,21 +297,37 @@ def compile_times(bench: Benchmark, variants: list[str], runs: int, cli: Path) -
     return measurements
 
 
+COMPILE = ("compile", "*")  # the completed-pair marker of the compile-time probes
+
+
 def run_benchmark(bench: Benchmark, cases: list[str], variants: list[str] | None = None,
                   repeats: int = timing.MIN_REPEATS, warmup: int = 2, min_sample_s: float = 0.02,
                   compile_runs: int = 2, cli: Path | None = None,
                   after_case: Callable[[list[dict], list[str]], None] | None = None,
+                  previous: dict | None = None,
+                  on_progress: Callable[[list[dict], list[str], list[list[str]]], None]
+                  | None = None,
                   ) -> tuple[list[dict], list[str]]:
     """Measure `cases` x `variants`, then compile times; returns (measurements, notes) ready for
-    write_results. `after_case(measurements, notes)` is called as each case finishes."""
-    notes: list[str] = []
-    measurements: list[dict] = []
+    write_results. `after_case(measurements, notes)` is called as each case finishes;
+    `on_progress(measurements, notes, completed)` after every variant (completed: the
+    [case, variant] pairs done so far). `previous` (a partial results document, see run.py
+    --resume) supplies pairs already measured: they are kept and not run again."""
+    previous = previous or {}
+    completed: list[list[str]] = [list(p) for p in previous.get("completed", [])]
+    measurements: list[dict] = [m for m in previous.get("measurements", [])
+                                if m["case"] != COMPILE[0] or list(COMPILE) in completed]
+    notes: list[str] = [n for n in previous.get("notes", []) if not FAILED.match(n)]
     gpu_ok, why = gpu_status()
+    def note(text: str) -> None:
+        if text not in notes:
+            notes.append(text)
+
     if why:
-        notes.append(why)
+        note(why)
     if repeats < timing.MIN_REPEATS:
-        notes.append(f"only {repeats} repeats per measurement (fewer than "
-                     f"{timing.MIN_REPEATS}): a quick check, not for publication")
+        note(f"only {repeats} repeats per measurement (fewer than "
+             f"{timing.MIN_REPEATS}): a quick check, not for publication")
 
     def usable(vs):
         return [v for v in vs if gpu_ok or bench.variants[v] != "gpu"]
@@ -259,24 +336,37 @@ def run_benchmark(bench: Benchmark, cases: list[str], variants: list[str] | None
         spec = bench.cases[case]
         chosen = usable(variants or spec.variants or list(bench.variants))
         if variants is None and spec.note:
-            notes.append(f"{case}: {spec.note}")
-        progress(f"{case}: reference result")
-        reference = bench.reference(spec.params)
-        for variant in chosen:
+            note(f"{case}: {spec.note}")
+        todo = [v for v in chosen if [case, v] not in completed]
+        if len(todo) < len(chosen):
+            progress(f"{case}: {len(chosen) - len(todo)} variant(s) kept from the partial file")
+        reference = None
+        if todo:
+            progress(f"{case}: reference result")
+            reference = bench.reference(spec.params)
+        for variant in todo:
             progress(f"{case}: {variant}: check, then time")
             found, problem = measure_variant(bench, case, variant, spec.params, reference,
                                              repeats, warmup, min_sample_s)
             if problem:
                 notes.append(problem)
                 progress(problem)
+            else:
+                completed.append([case, variant])
             for m in found:
-                progress(f"{case}: {variant} {m['phase']}: median {m['median_s']:.6f} s "
+                progress(f"{case}: {m['variant']} {m['phase']}: median {m['median_s']:.6f} s "
                          f"(spread {m['spread']:.3f}, {m['repeats']} x {m['calls_per_sample']} calls)")
             measurements += found
+            if on_progress:
+                on_progress(measurements, notes, completed)
         if after_case:
             after_case(measurements, notes)
     every = [v for v in usable(variants or list(bench.variants)) if v in bench.compiled]
-    if compile_runs > 0 and every:  # last: fresh processes do not depend on what ran before
+    if compile_runs > 0 and every and list(COMPILE) not in completed:
+        # last: fresh processes do not depend on what ran before
         measurements += compile_times(bench, every, compile_runs,
                                       cli or Path(__file__).with_name("run.py"))
+        completed.append(list(COMPILE))
+        if on_progress:
+            on_progress(measurements, notes, completed)
     return measurements, notes

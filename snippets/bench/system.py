@@ -1,7 +1,8 @@
 """Describe the machine a benchmark ran on: CPU, GPU, driver, CUDA, library versions, date, command.
 
 Every results file carries this block so a figure can always be traced to its hardware and
-software. Nothing here raises: a missing tool or library is recorded as None.
+software, and `code_version` (the git commit of the code that measured). Nothing here raises:
+a missing tool or library is recorded as None ("unknown" for a commit outside git).
 """
 
 from __future__ import annotations
@@ -10,20 +11,24 @@ import datetime as dt
 import importlib.metadata
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 
-LIBRARIES = ("numpy", "numba", "numba-cuda", "cupy-cuda12x", "cupy-cuda13x", "tensorflow",
-             "keras", "jax", "jaxlib", "torch", "pyopencl", "pocl-binary-distribution")
+LIBRARIES = ("numpy", "numba", "numba-cuda", "cuda-python", "cuda-bindings", "cupy-cuda12x",
+             "cupy-cuda13x", "tensorflow", "keras", "jax", "jaxlib", "jax-cuda12-plugin",
+             "torch", "pyopencl", "pocl-binary-distribution", "nvidia-cuda-runtime-cu12",
+             "nvidia-cublas-cu12")
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _run(cmd: list[str]) -> str | None:
+def _run(cmd: list[str], cwd: str | None = None) -> str | None:
     if shutil.which(cmd[0]) is None:
         return None
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=cwd)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return out.stdout.strip() if out.returncode == 0 else None
@@ -75,6 +80,48 @@ def cuda_versions() -> dict:
         return {"driver": None, "runtime": None, "error": f"{type(exc).__name__}: {exc}"}
 
 
+def nvcc_version() -> str | None:
+    """The CUDA toolkit release of the nvcc on PATH ("12.4"), or None."""
+    found = re.search(r"release (\d+\.\d+)", _run(["nvcc", "--version"]) or "")
+    return found[1] if found else None
+
+
+def framework_cuda() -> dict:
+    """The CUDA version each already-imported framework reports it was built for or runs."""
+    found: dict = {}
+    mods = sys.modules
+    try:
+        if "torch" in mods and mods["torch"].version.cuda:
+            found["torch"] = mods["torch"].version.cuda
+        if "cupy" in mods:
+            v = mods["cupy"].cuda.runtime.runtimeGetVersion()
+            found["cupy"] = f"{v // 1000}.{v % 1000 // 10}"
+        if "tensorflow" in mods:
+            v = mods["tensorflow"].sysconfig.get_build_info().get("cuda_version")
+            if v:
+                found["tensorflow"] = v
+    except Exception as exc:  # a framework without a GPU build or driver: a finding
+        found["error"] = f"{type(exc).__name__}: {exc}"[:200]
+    return found
+
+
+def code_version() -> dict:
+    """The git commit of the code that runs (and whether it had uncommitted changes).
+
+    Outside a git checkout (a copied tree on a GPU machine) the environment can name it:
+    BENCH_GIT_COMMIT=<sha> and BENCH_GIT_DIRTY=0/1; otherwise the commit is "unknown".
+    """
+    sha = _run(["git", "rev-parse", "HEAD"], cwd=HERE)
+    if sha:
+        status = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE)
+        return {"commit": sha, "dirty": None if status is None else bool(status)}
+    sha = os.environ.get("BENCH_GIT_COMMIT", "").strip()
+    if re.fullmatch(r"[0-9a-f]{7,40}", sha):
+        dirty = os.environ.get("BENCH_GIT_DIRTY")
+        return {"commit": sha, "dirty": None if dirty not in ("0", "1") else dirty == "1"}
+    return {"commit": "unknown", "dirty": None}
+
+
 def library_versions() -> dict:
     versions = {"python": platform.python_version()}
     for name in LIBRARIES:
@@ -91,6 +138,8 @@ def describe_system(check_cuda: bool = True) -> dict:
         "command": shlex.join([os.path.basename(sys.executable), *sys.argv]),
         "host": {"os": platform.platform(), "cpu": cpu_model(), "cores": usable_cores()},
         "gpus": gpus(),
-        "cuda": cuda_versions() if check_cuda else None,
+        "cuda": {**(cuda_versions() if check_cuda else {"driver": None, "runtime": None,
+                                                          "note": "not checked"}),
+                 "nvcc": nvcc_version(), "frameworks": framework_cuda()},
         "libraries": library_versions(),
     }

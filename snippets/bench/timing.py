@@ -3,7 +3,9 @@
 `time_host` times with the host clock; the function it times must finish its device work
 itself (for example by copying the result back or synchronising). `time_events` times device
 work with CUDA events recorded on the stream around the call; `time_cuda`, `time_cupy` and
-`time_torch` give it the events of Numba, CuPy and PyTorch.
+`time_torch` give it the events of Numba, CuPy and PyTorch. `time_opencl` reads OpenCL
+profiling events. `summarize` turns samples taken elsewhere (a CUDA C binary) into `Stats`.
+Every `Stats` is per call and says how many calls each sample timed (`calls_per_sample`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ class Stats:
     min_s: float
     max_s: float
     repeats: int
-    clock: str  # "host" or "cuda-event"
+    clock: str  # "host", "cuda-event", "opencl-event", "cuda-event (external)", ...
+    calls_per_sample: int = 1  # calls timed together in one sample (the figures are per call)
 
     @property
     def spread(self) -> float:
@@ -33,13 +36,19 @@ class Stats:
         return asdict(self) | {"spread": round(self.spread, 4)}
 
 
-def _stats(samples: list[float], clock: str) -> Stats:
-    return Stats(statistics.median(samples), min(samples), max(samples), len(samples), clock)
+def summarize(samples: list[float], clock: str, calls_per_sample: int = 1) -> Stats:
+    """Median, min and max of per-call samples (seconds)."""
+    if not samples:
+        raise ValueError("no samples")
+    return Stats(statistics.median(samples), min(samples), max(samples), len(samples), clock,
+                 calls_per_sample)
 
 
-def _check(repeats: int, warmup: int) -> None:
+def _check(repeats: int, warmup: int, calls: int = 1) -> None:
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be >= 1 and warmup >= 0, got {repeats} and {warmup}")
+    if calls < 1:
+        raise ValueError(f"calls must be >= 1, got {calls}")
 
 
 def time_host(fn: Callable[[], object], repeats: int = MIN_REPEATS, warmup: int = 2) -> Stats:
@@ -51,7 +60,7 @@ def time_host(fn: Callable[[], object], repeats: int = MIN_REPEATS, warmup: int 
         t0 = time.perf_counter()
         fn()
         samples.append(time.perf_counter() - t0)
-    return _stats(samples, "host")
+    return summarize(samples, "host")
 
 
 def time_events(fn: Callable[[], object], new_event: Callable[[], object],
@@ -65,9 +74,7 @@ def time_events(fn: Callable[[], object], new_event: Callable[[], object],
     divides: while the GPU runs one call, the host queues the next, so the host's launch
     overhead (tens of microseconds in Python) stays out of the figure for short kernels.
     """
-    _check(repeats, warmup)
-    if calls < 1:
-        raise ValueError(f"calls must be >= 1, got {calls}")
+    _check(repeats, warmup, calls)
     for _ in range(warmup):
         fn()
     synchronize()
@@ -80,7 +87,7 @@ def time_events(fn: Callable[[], object], new_event: Callable[[], object],
         end.record()
         end.synchronize()
         samples.append(elapsed_ms(start, end) / 1e3 / calls)  # ms -> s, per call
-    return _stats(samples, "cuda-event")
+    return summarize(samples, "cuda-event", calls)
 
 
 def time_cuda(fn: Callable[[], object], repeats: int = MIN_REPEATS, warmup: int = 2,
@@ -109,6 +116,35 @@ def time_torch(torch, fn: Callable[[], object], repeats: int = MIN_REPEATS, warm
     return time_events(fn, lambda: torch.cuda.Event(enable_timing=True),
                        lambda start, end: start.elapsed_time(end), torch.cuda.synchronize,
                        repeats, warmup, calls)
+
+
+def time_opencl(queue, fn: Callable[[], object], repeats: int = MIN_REPEATS, warmup: int = 2,
+                calls: int = 1) -> Stats:
+    """Time OpenCL device work with the queue's profiling events, per call of `fn`.
+
+    `queue` must be created with profiling on
+    (`cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)`);
+    `fn()` enqueues the work and returns the event of what it enqueued (a kernel call returns
+    one). A sample runs from the first call's start to the last call's end, on the device's
+    own clock, divided by `calls`.
+    """
+    import pyopencl as cl
+
+    _check(repeats, warmup, calls)
+    if not queue.properties & cl.command_queue_properties.PROFILING_ENABLE:
+        raise ValueError("the queue was created without PROFILING_ENABLE: no event times")
+    for _ in range(warmup):
+        fn()
+    queue.finish()
+    samples = []
+    for _ in range(repeats):
+        events = [fn() for _ in range(calls)]
+        if any(not hasattr(e, "profile") for e in events):
+            raise TypeError("fn must return the OpenCL event of the work it enqueued")
+        events[-1].wait()
+        queue.finish()
+        samples.append((events[-1].profile.end - events[0].profile.start) * 1e-9 / calls)
+    return summarize(samples, "opencl-event", calls)
 
 
 def time_once(fn: Callable[[], object]) -> float:
