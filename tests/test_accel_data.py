@@ -31,10 +31,10 @@ def rows(name: str) -> list[dict]:
 
 
 @pytest.mark.parametrize("name", ["accelerator-specs.csv", "ml-compilers.csv",
-                                  "ml-cloud-services.csv"])
+                                  "ml-cloud-services.csv", "llm-serving.csv"])
 def test_every_row_has_a_source_and_a_date(name):
     for i, row in enumerate(rows(name), start=2):
-        assert re.search(r"https?://", row["source"]) or "docs/data/" in row["source"], (name, i)
+        assert re.search(r"https?://", row["source"]), (name, i)
         assert re.fullmatch(r"\d{4}(-\d{2}(-\d{2})?)?", row["as_of"]), (name, i, row["as_of"])
         assert all(v is not None and v.strip() != "" for k, v in row.items()
                    if k not in NUMERIC + ("unconfirmed", "notes")), (name, i)
@@ -79,9 +79,11 @@ def test_spec_figures_agree_with_each_other():
 def test_compiler_map_covers_the_article_and_states_a_status():
     by = {r["name"].split(" (")[0]: r for r in rows("ml-compilers.csv")}
     for name in ("XLA", "MLIR", "LLVM", "Apache TVM", "Triton", "torch.compile", "nvFuser",
-                 "Glow", "PlaidML"):
+                 "Glow", "PlaidML", "torch.export + AOTInductor", "TensorRT", "ONNX Runtime",
+                 "OpenVINO", "IREE"):
         assert name in by, name
-    assert by["PlaidML"]["status"] == "archived"
+    assert by["PlaidML"]["status"] == "unmaintained"
+    assert "github.com/plaidml/plaidml" in by["PlaidML"]["source"]  # the repository, not news
     assert by["Glow"]["status"] == "unmaintained"
     assert {r["status"] for r in by.values()} <= {"maintained", "archived", "unmaintained",
                                                   "moved out of PyTorch"}
@@ -90,9 +92,48 @@ def test_compiler_map_covers_the_article_and_states_a_status():
 def test_cloud_table_compares_the_three_services():
     capabilities = {r["capability"] for r in rows("ml-cloud-services.csv")}
     for needle in ("Training jobs", "Real-time endpoints", "Many models on one endpoint",
-                   "Mixed instance types in one job"):
+                   "Mixed instance types in one job", "Long-running training clusters",
+                   "Serverless inference", "Asynchronous inference",
+                   "Models as a service (no hosting)"):
         assert needle in capabilities
-    assert all(r["sagemaker"] and r["vertex_ai"] and r["azure_ml"] for r in rows("ml-cloud-services.csv"))
+    table = rows("ml-cloud-services.csv")
+    assert all(r["sagemaker"] and r["vertex_ai"] and r["azure_ml"] for r in table)
+    assert not any("docs/data/" in r["source"] for r in table)  # sources are primary pages
+    by = {r["capability"]: r for r in table}
+    assert "MI300X" in by["Custom accelerators"]["azure_ml"]
+    assert by["Mixed instance types in one job"]["vertex_ai"].startswith("yes")
+
+
+def test_llm_servers_are_sourced_with_their_status():
+    table = {r["name"]: r for r in rows("llm-serving.csv")}
+    assert set(table) == {"vLLM", "SGLang", "TensorRT-LLM"}
+    for r in table.values():
+        assert "release" in r["status"] and "pypi.org/project/" in r["source"]
+
+
+def test_hlo_op_count_is_counted_from_the_committed_hlo():
+    for name in ("xla-hlo-tensorflow-cpu.txt", "xla-hlo-jax-h200.txt"):
+        html = renderers.get("hlo_ops")(DOCS, path=f"data/{name}")
+        assert "**10 element-wise operations** (6 multiply, 3 add, 1 tanh)" in html, html
+        assert "1 `fusion` instruction of kind `kLoop`" in html
+
+
+def test_hlo_counter_rejects_a_file_with_no_fusion(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data/x.txt").write_text("HloModule m\nENTRY %m { ROOT %a = f32[] add(%b, %c) }\n")
+    with pytest.raises(ValueError, match="no fused"):
+        renderers.get("hlo_ops")(tmp_path, path="data/x.txt")
+
+
+def test_fact_tables_put_sources_in_footnotes():
+    for name, path, prefix in (("ml_compilers", "data/ml-compilers.csv", "cc"),
+                               ("llm_serving", "data/llm-serving.csv", "srv"),
+                               ("cloud_services", "data/ml-cloud-services.csv", "cloud")):
+        html = renderers.get(name)(DOCS, path=path)
+        table = [line for line in html.splitlines() if line.startswith("| ")]
+        assert table[0].count(" | ") <= 3, (name, table[0])  # four columns at most
+        assert not any("](http" in line for line in table), name  # links live in footnotes
+        assert f"\n[^{prefix}-1]: " in html and "(as of " in html
 
 
 @pytest.mark.parametrize("name", ["frameworks-tensorflow-cpu.json", "xla-tensorflow-cpu.json",

@@ -144,25 +144,93 @@ STATUS_ICON = {"maintained": "maintained", "archived": "**archived**",
                "unmaintained": "**unmaintained**"}
 
 
+def footnoted(prefix: str, i: int, text: str, source: str, as_of: str) -> str:
+    if text and not text.endswith("."):
+        text += "."
+    body = (f"{text} " if text else "") + f"Source: {source_links(source)} (as of {as_of})."
+    return f"[^{prefix}-{i}]: {body}"
+
+
 @renderer("ml_compilers")
 def ml_compilers(docs_dir: Path, path: str) -> str:
+    """Three columns (name and layer, what it does, status); detail and sources as footnotes."""
     rows = read_csv(docs_dir, path, ("name", "layer", "what_it_does", "status", "status_detail",
                                      "source", "as_of"))
-    out = [[f"**{escape(r['name'])}**", escape(r["layer"]), escape(r["what_it_does"]),
-            STATUS_ICON.get(r["status"], f"**{escape(r['status'])}**"), escape(r["status_detail"]),
-            f"{source_links(r['source'])} ({r['as_of']})"] for r in rows]
-    return markdown_table(["compiler", "layer", "what it does", "status", "detail",
-                           "source (as of)"], out) + f"\n\nData: `docs/{path}`.\n"
+    out, foot = [], []
+    for i, r in enumerate(rows, start=1):
+        out.append([f"**{escape(r['name'])}**<br>{escape(r['layer'])}", escape(r["what_it_does"]),
+                    STATUS_ICON.get(r["status"], f"**{escape(r['status'])}**") + f"[^cc-{i}]"])
+        foot.append(footnoted("cc", i, escape(r["status_detail"]), r["source"], r["as_of"]))
+    return (markdown_table(["compiler", "what it does", "status"], out)
+            + f"\n\nStatus details and sources are the footnotes at the end of the page. "
+            f"Data: `docs/{path}`.\n\n" + "\n".join(foot) + "\n")
+
+
+@renderer("llm_serving")
+def llm_serving(docs_dir: Path, path: str) -> str:
+    rows = read_csv(docs_dir, path, ("name", "what_it_is_for", "how", "status", "source", "as_of"))
+    out, foot = [], []
+    for i, r in enumerate(rows, start=1):
+        out.append([f"**{escape(r['name'])}**[^srv-{i}]", escape(r["what_it_is_for"]),
+                    escape(r["how"])])
+        foot.append(footnoted("srv", i, "Status: " + escape(r["status"]) + ".", r["source"],
+                              r["as_of"]))
+    return (markdown_table(["server", "what it is for", "how it gets there"], out)
+            + f"\n\nStatus and sources are the footnotes at the end of the page. "
+            f"Data: `docs/{path}`.\n\n" + "\n".join(foot) + "\n")
 
 
 @renderer("cloud_services")
 def cloud_services(docs_dir: Path, path: str) -> str:
     rows = read_csv(docs_dir, path, ("capability", "sagemaker", "vertex_ai", "azure_ml", "source",
                                      "as_of"))
-    out = [[f"**{escape(r['capability'])}**", escape(r["sagemaker"]), escape(r["vertex_ai"]),
-            escape(r["azure_ml"]), f"{source_links(r['source'])} ({r['as_of']})"] for r in rows]
-    return markdown_table(["", "AWS SageMaker AI", "Google Vertex AI", "Azure Machine Learning",
-                           "source (as of)"], out) + f"\n\nData: `docs/{path}`.\n"
+    out, foot = [], []
+    for i, r in enumerate(rows, start=1):
+        out.append([f"**{escape(r['capability'])}**[^cloud-{i}]", escape(r["sagemaker"]),
+                    escape(r["vertex_ai"]), escape(r["azure_ml"])])
+        foot.append(footnoted("cloud", i, "", r["source"], r["as_of"]))
+    return (markdown_table(["", "AWS SageMaker AI", "Google Vertex AI", "Azure Machine Learning"],
+                           out)
+            + f"\n\nSources are the footnotes at the end of the page. Data: `docs/{path}`.\n\n"
+            + "\n".join(foot) + "\n")
+
+
+ELEMENTWISE = ("add", "subtract", "multiply", "divide", "tanh", "exponential", "log", "maximum",
+               "minimum", "negate", "sqrt", "rsqrt", "power", "abs", "logistic", "erf")
+HLO_OP = re.compile(r"=\s*\S+\s+(?P<op>[a-z-]+)\(")
+
+
+def hlo_counts(text: str) -> tuple[dict[str, int], list[str]]:
+    """Element-wise operations inside the fused computations, and the fusion kinds, of an
+    optimized-HLO dump."""
+    counts: dict[str, int] = {}
+    inside = False
+    for line in text.splitlines():
+        if line.startswith("%fused") or line.startswith("fused_"):
+            inside = True
+        elif line.startswith("}"):
+            inside = False
+        elif inside and (m := HLO_OP.search(line)) and m["op"] in ELEMENTWISE:
+            counts[m["op"]] = counts.get(m["op"], 0) + 1
+    kinds = re.findall(r"\bfusion\(.*?kind=(\w+)", text)
+    return counts, kinds
+
+
+@renderer("hlo_ops")
+def hlo_ops(docs_dir: Path, path: str) -> str:
+    """One sentence counted from a committed HLO file, so the page never types the count."""
+    file = docs_dir / path
+    if not file.is_file():
+        raise FileNotFoundError(f"data file {path} not found under {docs_dir}")
+    counts, kinds = hlo_counts(file.read_text())
+    if not counts or not kinds:
+        raise ValueError(f"{path}: no fused element-wise operations found")
+    total = sum(counts.values())
+    parts = ", ".join(f"{n} {op}" for op, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    kind = ", ".join(sorted(set(kinds)))
+    return (f"Counted in `docs/{path}`: **{total} element-wise operations** ({parts}) inside "
+            f"{len(kinds)} `fusion` instruction{'s' if len(kinds) > 1 else ''} of kind `{kind}` "
+            "(constants, broadcasts and parameters not counted).\n")
 
 
 def missing_results(path: str, how: str) -> str:
