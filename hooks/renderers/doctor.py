@@ -36,13 +36,17 @@ def doctor_report(docs_dir: Path, path: str, machine: str = "a GPU machine") -> 
     doctor = _doctor_module()
     if report.get("schema") != doctor.SCHEMA:
         raise ValueError(f"{path}: schema {report.get('schema')!r}, expected {doctor.SCHEMA!r}")
+    # The facts were recorded on the machine; the diagnosis is the current doctor's reading of
+    # them, so advice fixed in the doctor since the recording shows on the page.
+    report["findings"] = doctor.diagnose(report["facts"])
+    report["exit_status"] = doctor.exit_status(report["facts"], report["findings"])
     text = doctor.render_text(report).rstrip("\n")
-    verdict = {0: "usable GPU, no problem found", 1: "no usable GPU",
-               3: "usable GPU with problems"}[report["exit_status"]]
+    verdict = doctor.verdict(report)
     return (f"```text\n{text}\n```\n\n"
             f"<small>Recorded {escape(report['date'])} on {escape(machine)} by "
             f"<code>{escape(report.get('command', 'gpu_doctor.py'))}</code> (run by "
-            f"<code>gpu/doctor.sh</code>; full JSON: <code>docs/{escape(path)}</code>). "
+            f"<code>gpu/doctor.sh</code>; full JSON: <code>docs/{escape(path)}</code>; diagnosis by "
+            f"the current doctor from the recorded facts). "
             f"Verdict: {verdict}, exit status {report['exit_status']}.</small>\n")
 
 

@@ -456,6 +456,7 @@ class Doctor:
             "missing": [p for p in entries if not self.at(p).exists()],
             "CUDA_VISIBLE_DEVICES": self.environ.get("CUDA_VISIBLE_DEVICES"),
             "NUMBA_ENABLE_CUDASIM": self.environ.get("NUMBA_ENABLE_CUDASIM"),
+            "CUPY_COMPILE_WITH_PTX": self.environ.get("CUPY_COMPILE_WITH_PTX"),
         }
 
     # -- Python packages
@@ -656,6 +657,40 @@ def is_ptx_error(text: str) -> bool:
     return any(p in text for p in ("UnsupportedPtxVersion", "UNSUPPORTED_PTX_VERSION", "unsupported toolchain"))
 
 
+def minor_version_finding(too_new: list[tuple[str, str]], drv: str, drv_mm: tuple[int, int],
+                          facts: dict) -> dict:
+    """Runtime newer than the driver within one CUDA major: what can fail, and, per kind of
+    software found, what to do about it (nvcc users build machine code; CuPy already does)."""
+    ccs = device_ccs(facts)
+    sm = ccs[0].replace(".", "") if ccs else "XY"
+    whats = [w for w, _ in too_new]
+    detail = (f"{'; '.join(whats)}; the driver supports CUDA {drv}. CUDA's minor-version "
+              f"compatibility lets programs built with any CUDA {drv_mm[0]}.x toolkit run on a "
+              f"driver of branch {MIN_BRANCH_FOR_MAJOR.get(drv_mm[0], '?')} or newer, except for "
+              "what needs the newer driver: PTX produced by the newer toolkit cannot be "
+              "JIT-compiled by this driver (CUDA_ERROR_UNSUPPORTED_PTX_VERSION), and newer APIs "
+              "return cudaErrorCallRequiresNewerDriver. Upgrading the driver removes both limits.")
+    fix = []
+    if any(w.startswith(("nvcc", "libcudart")) for w in whats):
+        detail += f" For your own CUDA C code: build machine code for the GPU (-arch=sm_{sm})."
+        fix.append(f"nvcc -arch=sm_{sm} -o app app.cu   # machine code: no PTX for the driver to JIT")
+    if any(w.startswith("cupy") for w in whats):
+        ptx = facts.get("environment", {}).get("CUPY_COMPILE_WITH_PTX") not in (None, "", "0")
+        if ptx:
+            detail += (" CuPy: CUPY_COMPILE_WITH_PTX is set, so CuPy hands PTX to the driver, which "
+                       "fails on this driver; unset it and CuPy compiles machine code itself.")
+            fix.append("unset CUPY_COMPILE_WITH_PTX")
+        else:
+            detail += (" CuPy needs nothing: it compiles its kernels to machine code for this GPU "
+                       "(CUPY_COMPILE_WITH_PTX unset), so the PTX limit does not apply to it.")
+    if any(w.startswith("numba") for w in whats):
+        detail += (" Numba (numba-cuda) links through nvJitLink, which handles this case.")
+    fix.append("nvidia-smi --query-gpu=driver_version --format=csv,noheader   # then a newer driver")
+    return finding("minor-version-compat", "warning",
+                   f"Runtime newer than the driver within CUDA {drv_mm[0]}: works, with limits",
+                   detail, fix)
+
+
 def diagnose(facts: dict) -> list[dict]:
     out = []
     plat, pci = facts.get("platform", {}), facts.get("pci", {})
@@ -822,18 +857,7 @@ def diagnose(facts: dict) -> list[dict]:
                 + ([f'pip install "numba-cuda[cu{drv_mm[0]}]" cupy-cuda{drv_mm[0]}x   # builds for the driver you have']
                    if drv_mm[0] in (12, 13) else [])))
         if too_new_minor:
-            out.append(finding(
-                "minor-version-compat", "warning",
-                f"Runtime newer than the driver within CUDA {drv_mm[0]}: works, with limits",
-                f"{'; '.join(w for w, _ in too_new_minor)}; the driver supports CUDA {drv}. CUDA's "
-                f"minor-version compatibility lets programs built with any CUDA {drv_mm[0]}.x toolkit "
-                f"run on a driver of branch {MIN_BRANCH_FOR_MAJOR.get(drv_mm[0], '?')} or newer, except "
-                "for what needs the newer driver: PTX produced by the newer toolkit cannot be JIT-compiled "
-                "by this driver (CUDA_ERROR_UNSUPPORTED_PTX_VERSION), and newer APIs return "
-                "cudaErrorCallRequiresNewerDriver. Build machine code for your GPU (nvcc -arch=sm_XY), "
-                "or upgrade the driver.",
-                [f"nvcc -arch=sm_{device_ccs(facts)[0].replace('.', '') if device_ccs(facts) else 'XY'} ...",
-                 "nvidia-smi --query-gpu=driver_version --format=csv,noheader"]))
+            out.append(minor_version_finding(too_new_minor, drv, drv_mm, facts))
     # --8<-- [end:rule]
 
     # 6. The test kernels.
@@ -1023,6 +1047,20 @@ def summary_lines(facts: dict) -> list[tuple[str, str]]:
     return rows
 
 
+def verdict(report: dict) -> str:
+    """One line that agrees with the findings listed above it."""
+    status = report["exit_status"]
+    if status == 1:
+        return "no usable GPU"
+    if status == 3:
+        return "a usable GPU, but some software here cannot use it (see the errors)"
+    warnings = sum(f["severity"] == "warning" for f in report["findings"])
+    if warnings:
+        return (f"a usable GPU, with {warnings} warning{'s' * (warnings > 1)} above "
+                "(nothing found stops programs from running)")
+    return "a usable GPU, no problem found"
+
+
 def render_text(report: dict) -> str:
     marks = {"error": "[error]  ", "warning": "[warning]", "info": "[info]   "}
     lines = [f"GPU doctor, {report['date']} on {report['facts']['platform'].get('os', '?')}, "
@@ -1042,9 +1080,7 @@ def render_text(report: dict) -> str:
             lines.append(line.rstrip())
         for cmd in f["next"]:
             lines.append(f"             next: {cmd}")
-    verdict = {0: "a usable GPU, no problem found", 1: "no usable GPU",
-               3: "a usable GPU, but some software here cannot use it (see the errors)"}[report["exit_status"]]
-    lines += ["", f"Verdict: {verdict} (exit status {report['exit_status']})"]
+    lines += ["", f"Verdict: {verdict(report)} (exit status {report['exit_status']})"]
     return "\n".join(lines) + "\n"
 
 
@@ -1093,6 +1129,10 @@ def main(argv: list[str] | None = None) -> int:
         if unknown or not args.frameworks.strip(","):
             parser.error(f"--frameworks: unknown {', '.join(unknown) or 'empty list'}; "
                          f"choose from auto, none, {', '.join(FRAMEWORKS)}")
+    if args.json and args.json != "-":
+        problem = json_target_problem(Path(args.json))
+        if problem:
+            parser.error(f"--json {args.json}: {problem}")
     doctor = Doctor(root=args.root, libcuda=args.libcuda, frameworks=args.frameworks,
                     compile_kernel=not args.no_compile, timeout=args.timeout)
     report = build_report(doctor)
@@ -1102,12 +1142,40 @@ def main(argv: list[str] | None = None) -> int:
     print(render_text(report), end="")
     if args.json:
         try:
-            Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
+            write_atomically(Path(args.json), json.dumps(report, indent=1) + "\n")
         except OSError as exc:
             print(f"error: cannot write {args.json}: {exc}", file=sys.stderr)
             return 2
     return report["exit_status"]
 
 
+def json_target_problem(path: Path) -> str | None:
+    """Why the report could not be written to `path`, checked before the (slow) checks run."""
+    folder = path.parent
+    if path.is_dir():
+        return "is a folder; give a file name"
+    if not folder.is_dir():
+        return f"folder {folder} does not exist"
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return "not writable"
+    return None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """A temporary file beside `path`, renamed over it: an earlier report survives a failure."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -629,3 +629,49 @@ def test_driver_table_renderer(renderers):
     assert "| CUDA 13.0 GA | ≥ 580.65.06 | — |" in md
     assert "CUDA 12" not in md.split("<small>")[0]
     assert "docs.nvidia.com/cuda/archive/13.2.2" in md and "as of 2026-11-29" in md
+
+
+# ---------------------------------------------------------------- verdict, advice, --json (issues 18, 20)
+
+RECORDED = ROOT / "docs" / "data" / "doctor-h200.json"
+
+
+def test_verdict_names_the_warnings_it_lists(doc):
+    report = json.loads(RECORDED.read_text())
+    report["findings"] = doc.diagnose(report["facts"])
+    assert [f["severity"] for f in report["findings"]] == ["warning"]
+    text = doc.render_text(report)
+    assert "no problem found" not in text
+    assert "Verdict: a usable GPU, with 1 warning above" in text
+
+
+def test_a_cupy_user_is_not_told_to_run_nvcc(doc):
+    # The H200 machine: CuPy built for CUDA 13.2 on a 13.0 driver, everything else 13.0.
+    facts = json.loads(RECORDED.read_text())["facts"]
+    f = finding({"findings": doc.diagnose(facts)}, "minor-version-compat")
+    assert "CuPy needs nothing" in f["detail"]
+    assert not any(cmd.startswith("nvcc") for cmd in f["next"])
+    facts["environment"]["CUPY_COMPILE_WITH_PTX"] = "1"
+    f = finding({"findings": doc.diagnose(facts)}, "minor-version-compat")
+    assert "unset CUPY_COMPILE_WITH_PTX" in f["next"]
+
+
+@pytest.mark.parametrize("where", ["missing-folder", "a-folder"])
+def test_unwritable_json_path_fails_before_the_checks(tmp_path, where):
+    target = {"missing-folder": tmp_path / "nope" / "r.json", "a-folder": tmp_path}[where]
+    out = run_snippet(DOCTOR, "--frameworks", "none", "--no-compile", "--json", target)
+    assert out.returncode == 2 and out.stdout == ""  # no report: the checks never ran
+    assert out.stderr.startswith("error: --json") and out.stderr.count("\n") == 1
+    assert "Traceback" not in out.stderr
+
+
+def test_an_earlier_report_survives_a_failed_write(doc, tmp_path, monkeypatch):
+    target = tmp_path / "r.json"
+    target.write_text("earlier\n")
+
+    def fail(src, dst):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(doc.os, "replace", fail)
+    with pytest.raises(OSError):
+        doc.write_atomically(target, "{}\n")
+    assert target.read_text() == "earlier\n" and [p.name for p in tmp_path.iterdir()] == ["r.json"]
