@@ -1,26 +1,52 @@
-"""What every measured figure on the site is shown with: where, when, with what, by which command."""
+"""What every measured figure on the site is shown with: where, when, with what, by which command.
+
+`load_results` is the one way a renderer reads a benchmark results file: validated against the
+schema of `snippets/bench/results.py`, never a partial run or a quick check, and with one form
+for an optional file that is not measured yet (a fallback file and a warning box).
+"""
 
 from __future__ import annotations
 
-import sys
 from html import escape
 from pathlib import Path
 
+from bench import results
+
 from . import renderer
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "snippets"))
-from bench.results import load_results  # noqa: E402  (validates the schema too)
+
+def load_results(docs_dir: Path, path: str, fallback: str | None = None) -> tuple[dict, str, str]:
+    """(document, the file actually used, Markdown to put before the rendering).
+
+    The Markdown is "" when `path` exists; when it does not and `fallback` does (a run without
+    a GPU, for example), the fallback is used and the Markdown is a warning box saying so.
+    Raises FileNotFoundError when neither exists, ValueError (one line) for a file that breaks
+    the schema, is a partial run or is a quick check (fewer than 10 samples).
+    """
+    for rel in (path, fallback):
+        if rel and (docs_dir / rel).is_file():
+            break
+    else:
+        also = f" nor {fallback}" if fallback else ""
+        raise FileNotFoundError(f"results file {path}{also} not found under {docs_dir}")
+    doc = results.read_results(docs_dir / rel)
+    for flag, what in (("partial", "an interrupted run"), ("quick_check", "a quick check")):
+        if doc.get(flag):
+            raise ValueError(f"{rel} is {what} ({flag}: true), not for publication")
+    if rel == path:
+        return doc, rel, ""
+    host = escape(doc["system"].get("host", {}).get("cpu", "an unnamed CPU"))
+    return doc, rel, (f'!!! warning "No GPU results yet"\n\n    `{path}` does not exist yet: '
+                      f"this shows `{fallback}`, measured without a GPU on {host}.\n\n")
 
 
 def load(docs_dir: Path, path: str) -> dict:
-    file = docs_dir / path
-    if not file.is_file():
-        raise FileNotFoundError(f"results file {path} not found under {docs_dir}")
-    return load_results(file)
+    """The document of a results file that must exist (see load_results)."""
+    return load_results(docs_dir, path)[0]
 
 
 def describe_run(doc: dict) -> str:
-    """A Markdown paragraph naming hardware, versions, date and command of a results file."""
+    """A Markdown paragraph naming hardware, versions, commit, date and command of a results file."""
     s = doc["system"]
     gpus = s.get("gpus") or []
     if gpus:
@@ -31,11 +57,21 @@ def describe_run(doc: dict) -> str:
     else:
         gpu = "no GPU"
     cuda = s.get("cuda") or {}
-    cuda_text = f", CUDA runtime {cuda['runtime']}" if cuda.get("runtime") else ""
+    cuda_parts = [f"CUDA runtime {cuda['runtime']}"] if cuda.get("runtime") else []
+    if cuda.get("nvcc"):
+        cuda_parts.append(f"nvcc {cuda['nvcc']}")
+    cuda_parts += [f"{k} reports CUDA {v}" for k, v in (cuda.get("frameworks") or {}).items()
+                   if k != "error"]
+    cuda_text = "".join(f", {p}" for p in cuda_parts)
     libs = ", ".join(f"{k} {v}" for k, v in s.get("libraries", {}).items())
     host = s.get("host", {})
+    code = doc.get("code") or {}
+    commit = code.get("commit", "unknown")
+    code_text = (f" Code: commit <code>{escape(commit[:12])}</code>"
+                 f"{' with uncommitted changes' if code.get('dirty') else ''}."
+                 if commit != "unknown" else " Code: commit not recorded.") if code else ""
     return (f"Measured {s.get('date', '?')[:10]} on {gpu}{cuda_text}; CPU {host.get('cpu', '?')} "
-            f"({host.get('cores', '?')} cores). Software: {libs}. "
+            f"({host.get('cores', '?')} cores). Software: {libs}.{code_text} "
             f"Command: <code>{escape(s.get('command', '?'))}</code>")
 
 
