@@ -24,11 +24,11 @@ def augmentation() -> keras.Sequential:
 
 
 # --8<-- [start:model]
-def build_model(image_size: int = 64) -> keras.Model:
+def build_model(image_size: int = 64, augment: bool = True) -> keras.Model:
     """Raw RGB pixels (0-255) in, probability that the image shows a dog out."""
     return keras.Sequential([
         keras.Input(shape=(image_size, image_size, 3)),
-        augmentation(),
+        *([augmentation()] if augment else []),
         layers.Rescaling(1.0 / 255),                    # pixels to [0, 1]
         layers.Conv2D(32, (3, 3), activation="relu"),   # 32 filters of 3x3, stride 1
         layers.MaxPooling2D(pool_size=(2, 2)),          # keep the strongest of each 2x2
