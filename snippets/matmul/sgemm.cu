@@ -5,16 +5,19 @@
 //        nvcc -O3 -arch=sm_90 -DWITH_CUBLAS -o build/sgemm snippets/matmul/sgemm.cu -lcublas
 // Run:   ./build/sgemm [--kernel NAME] [--repeats N] [--csv FILE] SIZE [SIZE ...]
 //        SIZE is N (square) or MxNxK, for example 4096 or 3001x4099x2053.
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #ifdef WITH_CUBLAS
 #include <cublas_v2.h>
 #endif
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -256,8 +259,8 @@ sgemm_vectorized(int M, int N, int K, const float *A, const float *B, float *C) 
 // conflicts. Two shared-memory buffers let the global loads of tile k+1 be in flight while
 // tile k is multiplied; one barrier per step instead of two.
 template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
-          int THREADS>
-__global__ void __launch_bounds__(THREADS, 2)
+          int THREADS, int MIN_BLOCKS>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 sgemm_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
     constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;   // one sub-tile of a warp
     constexpr int LANES_N = WSUBN / TN_;                      // lanes along a sub-tile's row
@@ -362,54 +365,239 @@ sgemm_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
 }
 // --8<-- [end:warptile]
 
+// --8<-- [start:tensor_core]
+// Tensor cores: BF16 inputs, FP32 accumulation, with the warp-level mma.sync instruction
+// (m16n8k16: a 16x16 tile of A times a 16x8 tile of B per instruction and warp). The block
+// tile is BM x BN, stepped along K by BK; STAGES tiles are in flight at once, copied from
+// global to shared memory by cp.async (no registers on the way). ldmatrix loads the
+// fragments each lane needs for mma.sync; the 16-byte chunks of each shared row are XOR-
+// swizzled so that the 8 rows one ldmatrix phase reads sit in 8 different bank groups.
+// A is M x K (row stride lda), B is K x N (row stride ldb), both BF16 with lda, ldb
+// multiples of 8 and zero padding past K and N; C is M x N FP32.
+__device__ __forceinline__ unsigned smem_addr(const void *p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared, bypassing L1 and registers; src_bytes 0 writes zeros.
+__device__ __forceinline__ void cp_async16(unsigned dst, const void *src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(src_bytes));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+__device__ __forceinline__ void mma_bf16(float (&d)[4], const unsigned (&a)[4], unsigned b0,
+                                         unsigned b1) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+        "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Physical 16-byte chunk of logical chunk c in row r of a tile with CHUNKS chunks per row.
+template <int CHUNKS>
+__device__ __forceinline__ int swizzle(int r, int c) {
+    static_assert(CHUNKS == 4 || CHUNKS % 8 == 0, "rows of 64 bytes or multiples of 128");
+    return CHUNKS == 4 ? c ^ ((r >> 1) & 3) : c ^ (r & 7);
+}
+
+template <int BM_, int BN_, int BK_, int WM, int WN, int STAGES>
+__global__ void __launch_bounds__((BM_ / WM) * (BN_ / WN) * 32)
+gemm_bf16_tc(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B,
+             int ldb, float *C) {
+    constexpr int THREADS = (BM_ / WM) * (BN_ / WN) * 32;
+    constexpr int MI = WM / 16, NI = WN / 8;            // mma tiles per warp
+    constexpr int ACH = BK_ / 8, BCH = BN_ / 8;         // 16-byte chunks per shared row
+    constexpr int A_CP = BM_ * ACH / THREADS, B_CP = BK_ * BCH / THREADS;
+    static_assert(A_CP * THREADS == BM_ * ACH && B_CP * THREADS == BK_ * BCH, "even copies");
+    static_assert(NI % 2 == 0 && BK_ % 16 == 0, "B fragments come in pairs of n8 tiles");
+    extern __shared__ __align__(128) unsigned char smem[];
+    __nv_bfloat16 *As = reinterpret_cast<__nv_bfloat16 *>(smem);   // [STAGES][BM][BK]
+    __nv_bfloat16 *Bs = As + STAGES * BM_ * BK_;                    // [STAGES][BK][BN]
+
+    const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+    const int wrow = warp / (BN_ / WN), wcol = warp % (BN_ / WN);
+    const int row0 = blockIdx.y * BM_, col0 = blockIdx.x * BN_;
+    const int ktiles = (K + BK_ - 1) / BK_;
+
+    auto load_tile = [&](int stage, int kt) {
+        const int k0 = kt * BK_;
+#pragma unroll
+        for (int l = 0; l < A_CP; ++l) {
+            int i = t + l * THREADS, r = i / ACH, c = i % ACH;
+            int gr = row0 + r, gk = k0 + c * 8;
+            bool in = gr < M && gk < lda;
+            cp_async16(smem_addr(As + (stage * BM_ + r) * BK_ + swizzle<ACH>(r, c) * 8),
+                       in ? A + (size_t)gr * lda + gk : A, in ? 16 : 0);
+        }
+#pragma unroll
+        for (int l = 0; l < B_CP; ++l) {
+            int i = t + l * THREADS, r = i / BCH, c = i % BCH;
+            int gk = k0 + r, gc = col0 + c * 8;
+            bool in = gk < K && gc < ldb;
+            cp_async16(smem_addr(Bs + (stage * BK_ + r) * BN_ + swizzle<BCH>(r, c) * 8),
+                       in ? B + (size_t)gk * ldb + gc : B, in ? 16 : 0);
+        }
+    };
+
+    float acc[MI][NI][4] = {};
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {  // fill the pipeline
+        if (s < ktiles) load_tile(s, s);
+        asm volatile("cp.async.commit_group;\n");
+    }
+    for (int kt = 0; kt < ktiles; ++kt) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));  // tile kt has landed
+        __syncthreads();  // ... for every thread, and everyone is done with tile kt - 1
+        if (kt + STAGES - 1 < ktiles) load_tile((kt + STAGES - 1) % STAGES, kt + STAGES - 1);
+        asm volatile("cp.async.commit_group;\n");
+        const int stage = kt % STAGES;
+        const __nv_bfloat16 *as = As + stage * BM_ * BK_, *bs = Bs + stage * BK_ * BN_;
+#pragma unroll
+        for (int kk = 0; kk < BK_; kk += 16) {
+            unsigned a[MI][4], b[NI][2];
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi) {  // rows lane % 16, k half lane / 16
+                int r = wrow * WM + mi * 16 + lane % 16, c = kk / 8 + lane / 16;
+                ldmatrix_x4(a[mi], smem_addr(as + r * BK_ + swizzle<ACH>(r, c) * 8));
+            }
+#pragma unroll
+            for (int ni = 0; ni < NI; ni += 2) {  // k rows lane % 16, n8 tile lane / 16
+                int r = kk + lane % 16, c = (wcol * WN + ni * 8) / 8 + lane / 16;
+                unsigned q[4];
+                ldmatrix_x4_trans(q, smem_addr(bs + r * BN_ + swizzle<BCH>(r, c) * 8));
+                b[ni][0] = q[0], b[ni][1] = q[1], b[ni + 1][0] = q[2], b[ni + 1][1] = q[3];
+            }
+#pragma unroll
+            for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+                for (int ni = 0; ni < NI; ++ni) mma_bf16(acc[mi][ni], a[mi], b[ni][0], b[ni][1]);
+        }
+    }
+    asm volatile("cp.async.wait_group 0;\n");
+    // Each lane holds rows lane/4 and lane/4 + 8, columns 2*(lane%4) and +1, of every tile.
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                int r = row0 + wrow * WM + mi * 16 + lane / 4 + h * 8;
+                int c = col0 + wcol * WN + ni * 8 + (lane % 4) * 2;
+                if (r >= M) continue;
+                float *dst = &C[(size_t)r * N + c];
+                if (N % 2 == 0 && c + 1 < N) {
+                    *reinterpret_cast<float2 *>(dst) =
+                        make_float2(acc[mi][ni][2 * h], acc[mi][ni][2 * h + 1]);
+                } else {
+                    if (c < N) dst[0] = acc[mi][ni][2 * h];
+                    if (c + 1 < N) dst[1] = acc[mi][ni][2 * h + 1];
+                }
+            }
+}
+// --8<-- [end:tensor_core]
+
+
 // --8<-- [start:launch]
 // How each kernel is launched: grid and block shapes follow from its tile sizes.
 using Launcher = void (*)(int, int, int, const float *, const float *, float *);
+using LauncherBf16 = void (*)(int, int, int, const __nv_bfloat16 *, int, const __nv_bfloat16 *,
+                              int, float *);
 
 template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
-          int THREADS>
+          int THREADS, int MIN_BLOCKS = 2>
 void launch_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
     dim3 grid(CEIL_DIV(N, BN_), CEIL_DIV(M, BM_));
-    sgemm_warptile<BM_, BN_, BK_, WM, WN, WMITER, WNITER, TM_, TN_, THREADS>
+    sgemm_warptile<BM_, BN_, BK_, WM, WN, WMITER, WNITER, TM_, TN_, THREADS, MIN_BLOCKS>
         <<<grid, THREADS>>>(M, N, K, A, B, C);
+}
+
+template <int BM_, int BN_, int BK_, int WM, int WN, int STAGES>
+void launch_tc(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B,
+               int ldb, float *C) {
+    constexpr int smem = STAGES * (BM_ * BK_ + BK_ * BN_) * (int)sizeof(__nv_bfloat16);
+    static bool opted_in = false;  // more than 48 KiB of shared memory needs an opt-in
+    if (!opted_in) {
+        CUDA_CHECK(cudaFuncSetAttribute(gemm_bf16_tc<BM_, BN_, BK_, WM, WN, STAGES>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        opted_in = true;
+    }
+    dim3 grid(CEIL_DIV(N, BN_), CEIL_DIV(M, BM_));
+    gemm_bf16_tc<BM_, BN_, BK_, WM, WN, STAGES>
+        <<<grid, (BM_ / WM) * (BN_ / WN) * 32, smem>>>(M, N, K, A, lda, B, ldb, C);
 }
 
 struct Kernel {
     const char *name;
-    Launcher launch;
+    Launcher launch;          // FP32 kernels: float inputs
+    LauncherBf16 launch_bf16; // tensor-core kernels: BF16 inputs, FP32 output
+    bool published;           // in the progression (run by default); others are tuning variants
 };
 
 const Kernel KERNELS[] = {
     {"naive", [](int M, int N, int K, const float *A, const float *B, float *C) {
          sgemm_naive<<<dim3(CEIL_DIV(M, 32), CEIL_DIV(N, 32)), dim3(32, 32)>>>(M, N, K, A, B, C);
-     }},
+     }, nullptr, true},
     {"coalesced", [](int M, int N, int K, const float *A, const float *B, float *C) {
          sgemm_coalesced<<<dim3(CEIL_DIV(N, 32), CEIL_DIV(M, 32)), dim3(32, 32)>>>(M, N, K, A, B,
                                                                                   C);
-     }},
+     }, nullptr, true},
     {"smem", [](int M, int N, int K, const float *A, const float *B, float *C) {
          sgemm_smem<<<dim3(CEIL_DIV(N, TILE), CEIL_DIV(M, TILE)), dim3(TILE, TILE)>>>(M, N, K, A,
                                                                                      B, C);
-     }},
+     }, nullptr, true},
     {"blocktile_1d", [](int M, int N, int K, const float *A, const float *B, float *C) {
          sgemm_blocktile_1d<<<dim3(CEIL_DIV(N, BN1), CEIL_DIV(M, BM1)), BM1 * BN1 / TM1>>>(
              M, N, K, A, B, C);
-     }},
+     }, nullptr, true},
     {"blocktile_2d", [](int M, int N, int K, const float *A, const float *B, float *C) {
          sgemm_blocktile_2d<<<dim3(CEIL_DIV(N, BN), CEIL_DIV(M, BM)), THREADS_2D>>>(M, N, K, A,
                                                                                    B, C);
-     }},
+     }, nullptr, true},
     {"vectorized", [](int M, int N, int K, const float *A, const float *B, float *C) {
          sgemm_vectorized<<<dim3(CEIL_DIV(N, BN), CEIL_DIV(M, BM)), THREADS_2D>>>(M, N, K, A, B,
                                                                                  C);
-     }},
+     }, nullptr, true},
     // 128x128 block tile, BK 16, 8 warps of 64x32, each lane 2x2 sub-tiles of 4x4.
-    {"warptile", launch_warptile<128, 128, 16, 64, 32, 2, 2, 4, 4, 256>},
-    // Tuning variants, run only when named with --kernel (see docs/kernels/matmul.md).
-    {"warptile_bk8", launch_warptile<128, 128, 8, 64, 32, 2, 2, 4, 4, 256>},
-    {"warptile_8x4", launch_warptile<128, 128, 16, 64, 64, 2, 2, 8, 4, 128>},
+    {"warptile", launch_warptile<128, 128, 16, 64, 32, 2, 2, 4, 4, 256>, nullptr, true},
+    // 128x128x32 block tile, 4 warps of 64x64, 3 tiles in flight.
+    {"tensor_core", nullptr, launch_tc<128, 128, 32, 64, 64, 3>, true},
+    // Tuning variants, run only when named (see docs/kernels/matmul.md). FP32 warp tile:
+    // wt_<BM>x<BN>x<BK>_<WM>x<WN>_<WMITER>x<WNITER>_<TM>x<TN>_<threads>_<min blocks per SM>
+    {"wt_128x128x16_64x32_2x2_4x4_256_2", launch_warptile<128, 128, 16, 64, 32, 2, 2, 4, 4, 256, 2>},
+    {"wt_128x128x16_64x32_2x2_4x4_256_1", launch_warptile<128, 128, 16, 64, 32, 2, 2, 4, 4, 256, 1>},
+    {"wt_128x128x8_64x32_2x2_4x4_256_2", launch_warptile<128, 128, 8, 64, 32, 2, 2, 4, 4, 256, 2>},
+    {"wt_128x128x16_32x64_2x2_4x4_256_2", launch_warptile<128, 128, 16, 32, 64, 2, 2, 4, 4, 256, 2>},
+    {"wt_128x128x16_64x32_1x2_8x4_256_2", launch_warptile<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 2>},
+    {"wt_128x128x16_64x32_2x1_4x8_256_2", launch_warptile<128, 128, 16, 64, 32, 2, 1, 4, 8, 256, 2>},
+    {"wt_128x128x16_64x64_1x4_8x4_128_2", launch_warptile<128, 128, 16, 64, 64, 1, 4, 8, 4, 128, 2>},
+    {"wt_128x128x16_64x64_2x2_8x4_128_2", launch_warptile<128, 128, 16, 64, 64, 2, 2, 8, 4, 128, 2>},
+    {"wt_128x256x8_64x64_2x2_8x4_256_1", launch_warptile<128, 256, 8, 64, 64, 2, 2, 8, 4, 256, 1>},
+    {"wt_256x128x8_64x64_2x2_8x4_256_1", launch_warptile<256, 128, 8, 64, 64, 2, 2, 8, 4, 256, 1>},
+    {"wt_64x128x16_32x64_2x2_4x4_128_3", launch_warptile<64, 128, 16, 32, 64, 2, 2, 4, 4, 128, 3>},
+    {"wt_128x64x16_64x32_2x2_4x4_128_3", launch_warptile<128, 64, 16, 64, 32, 2, 2, 4, 4, 128, 3>},
+    // Tensor-core tile: tc_<BM>x<BN>x<BK>_<WM>x<WN>_s<stages>
+    {"tc_128x128x32_64x64_s3", nullptr, launch_tc<128, 128, 32, 64, 64, 3>},
+    {"tc_128x128x32_64x64_s4", nullptr, launch_tc<128, 128, 32, 64, 64, 4>},
+    {"tc_128x128x32_64x32_s3", nullptr, launch_tc<128, 128, 32, 64, 32, 3>},
+    {"tc_128x128x32_64x32_s4", nullptr, launch_tc<128, 128, 32, 64, 32, 4>},
+    {"tc_128x256x32_64x64_s3", nullptr, launch_tc<128, 256, 32, 64, 64, 3>},
+    {"tc_256x128x32_64x64_s3", nullptr, launch_tc<256, 128, 32, 64, 64, 3>},
+    {"tc_128x128x64_64x64_s3", nullptr, launch_tc<128, 128, 64, 64, 64, 3>},
+    {"tc_128x256x64_64x64_s3", nullptr, launch_tc<128, 256, 64, 64, 64, 3>},
+    {"tc_128x256x32_64x64_s4", nullptr, launch_tc<128, 256, 32, 64, 64, 4>},
 };
-constexpr int N_PUBLISHED = 7;  // the first seven are the progression
 constexpr int N_KERNELS = sizeof(KERNELS) / sizeof(KERNELS[0]);
 // --8<-- [end:launch]
 
@@ -466,6 +654,19 @@ __global__ void fill_uniform(size_t n, float *x, unsigned seed) {
 }
 // --8<-- [end:fill]
 
+// --8<-- [start:to_bf16]
+// Round a rows x cols float matrix to BF16 into a row stride `ld` >= cols, zeros in the padding
+// (the tensor-core kernel copies 16-byte chunks, 8 BF16 values, so rows are padded to 8).
+__global__ void to_bf16_padded(int rows, int cols, int ld, const float *X, __nv_bfloat16 *Y) {
+    size_t n = (size_t)rows * ld;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        int r = (int)(i / ld), c = (int)(i % ld);
+        Y[i] = __float2bfloat16_rn(c < cols ? X[(size_t)r * cols + c] : 0.0f);
+    }
+}
+// --8<-- [end:to_bf16]
+
 struct Size { int m, n, k; };
 
 static void usage_error(const char *msg, const char *arg) {
@@ -473,24 +674,29 @@ static void usage_error(const char *msg, const char *arg) {
     exit(2);
 }
 
-static int parse_int(const char *s, const char *what) {
+static long parse_long(const char *s, const char *what, long lo, long hi) {
     char *end = nullptr;
+    errno = 0;
     long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0' || v < 1 || v > 65536) usage_error(what, s);
-    return (int)v;
+    if (end == s || *end != '\0' || errno || v < lo || v > hi) usage_error(what, s);
+    return v;
 }
 
 static Size parse_size(const char *s) {
     Size z{};
     char extra;
     if (sscanf(s, "%dx%dx%d%c", &z.m, &z.n, &z.k, &extra) == 3) {
-        if (z.m < 1 || z.n < 1 || z.k < 1 || z.m > 65536 || z.n > 65536 || z.k > 65536)
-            usage_error("each of M, N, K must be 1..65536", s);
+        if (z.m < 1 || z.n < 1 || z.k < 1 || z.m > 32768 || z.n > 32768 || z.k > 32768)
+            usage_error("each of M, N, K must be 1..32768", s);
         return z;
     }
-    int n = parse_int(s, "SIZE must be N or MxNxK with each 1..65536");
+    int n = (int)parse_long(s, "SIZE must be N or MxNxK with each 1..32768", 1, 32768);
     return Size{n, n, n};
 }
+
+// Samples of one measurement: seconds per call, each sample the mean of `calls` back-to-back
+// calls timed with CUDA events (calls chosen so that a sample lasts at least 2 ms).
+struct Samples { std::vector<double> s; int calls; };
 
 static double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -498,81 +704,114 @@ static double median(std::vector<double> v) {
     return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
 }
 
-struct Timing { double median_s, min_s, max_s; int repeats; };
-
-// Time `fn` with CUDA events: warm up once, then repeat until `repeats` runs or `budget_s`
-// seconds (at least 3 runs), and report median, min and max.
+// Warm up once, then take `repeats` samples, or fewer when `budget_s` seconds are spent
+// (never fewer than 10).
 template <typename F>
-static Timing time_events(F fn, int repeats, double budget_s) {
+static Samples time_events(F fn, int repeats, double budget_s) {
     cudaEvent_t e0, e1;
     CUDA_CHECK(cudaEventCreate(&e0));
     CUDA_CHECK(cudaEventCreate(&e1));
+    CUDA_CHECK(cudaEventRecord(e0));
     fn();
+    CUDA_CHECK(cudaEventRecord(e1));
+    CUDA_CHECK(cudaEventSynchronize(e1));
     CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<double> s;
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    int calls = std::max(1, std::min(1000, (int)std::ceil(2.0 / std::max(ms, 1e-4f))));
+    Samples out{{}, calls};
     double total = 0.0;
-    while ((int)s.size() < repeats && (s.size() < 3 || total < budget_s)) {
+    while ((int)out.s.size() < repeats && (out.s.size() < 10 || total < budget_s)) {
         CUDA_CHECK(cudaEventRecord(e0));
-        fn();
+        for (int c = 0; c < calls; ++c) fn();
         CUDA_CHECK(cudaEventRecord(e1));
         CUDA_CHECK(cudaEventSynchronize(e1));
         CUDA_CHECK(cudaGetLastError());
-        float ms = 0.0f;
         CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        s.push_back(ms / 1e3);
+        out.s.push_back(ms / 1e3 / calls);
         total += ms / 1e3;
     }
     CUDA_CHECK(cudaEventDestroy(e0));
     CUDA_CHECK(cudaEventDestroy(e1));
-    return Timing{median(s), *std::min_element(s.begin(), s.end()),
-                  *std::max_element(s.begin(), s.end()), (int)s.size()};
+    return out;
 }
 
 // --8<-- [start:verify]
+// Accuracy bound for a relative Frobenius error against the float64 product. FP32: rounding
+// grows like sqrt(K) * 2^-24 for random data; allow 8 times that. BF16 and TF32 round their
+// inputs to 8 and 11 significant bits: the error is a few units of that rounding, whatever K.
+static double tolerance(const char *precision, int k) {
+    if (!strcmp(precision, "bf16")) return 4.0 * std::ldexp(1.0, -8);
+    if (!strcmp(precision, "tf32")) return 4.0 * std::ldexp(1.0, -11);
+    return 8.0 * std::sqrt((double)k) * std::ldexp(1.0, -24);
+}
+
 // Poison C with NaN (all bits set), run once, and compare with the float64 reference:
-// relative Frobenius error ||C - R|| / ||R||, and any element left unwritten counts as a failure.
-static double check(const Kernel &kern, Size z, const float *A, const float *B, float *C,
-                    const double *R, double *sums, bool *ok) {
-    size_t n = (size_t)z.m * z.n;
+// relative Frobenius error ||C - R|| / ||R||; any element left unwritten makes it infinite.
+template <typename F>
+static double check(F run, size_t n, float *C, const double *R, double *sums) {
     CUDA_CHECK(cudaMemset(C, 0xFF, n * sizeof(float)));
-    kern.launch(z.m, z.n, z.k, A, B, C);
+    run();
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaMemset(sums, 0, 3 * sizeof(double)));
     error_sums<<<1024, 256>>>(n, C, R, sums);
     CUDA_CHECK(cudaGetLastError());
     double h[3];
     CUDA_CHECK(cudaMemcpy(h, sums, sizeof h, cudaMemcpyDeviceToHost));
-    double rel = h[2] > 0 ? INFINITY : std::sqrt(h[0] / h[1]);
-    // float32 rounding grows like sqrt(K) * 2^-24 for random data; allow 8 times that.
-    double tol = 8.0 * std::sqrt((double)z.k) * std::ldexp(1.0, -24);
-    *ok = rel <= tol;
-    return rel;
+    return h[2] > 0 ? INFINITY : std::sqrt(h[0] / h[1]);
 }
 // --8<-- [end:verify]
 
+#ifdef WITH_CUBLAS
+#define CUBLAS_CHECK(call)                                                                  \
+    do {                                                                                    \
+        cublasStatus_t st_ = (call);                                                        \
+        if (st_ != CUBLAS_STATUS_SUCCESS) {                                                 \
+            fprintf(stderr, "cuBLAS error: status %d at %s:%d\n", (int)st_, __FILE__,       \
+                    __LINE__);                                                              \
+            exit(1);                                                                        \
+        }                                                                                   \
+    } while (0)
+#endif
+
+static bool is_cublas(const char *name) { return !strncmp(name, "cublas_", 7); }
+
 int main(int argc, char **argv) {
-    const char *only = nullptr, *csv_path = nullptr;
+    std::vector<std::string> wanted;
     int repeats = 20;
     double budget_s = 1.0;
+    bool bench_lines = false;
     std::vector<Size> sizes;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: sgemm [--kernel NAME] [--repeats N] [--budget SECONDS] [--csv FILE] "
-                   "SIZE [SIZE ...]\n  SIZE: N (square) or MxNxK. Kernels:");
+            printf("usage: sgemm [--kernel NAME[,NAME...]] [--repeats N] [--budget SECONDS] "
+                   "[--bench] SIZE [SIZE ...]\n"
+                   "  SIZE: N (square) or MxNxK, each 1..32768 (default 1024).\n"
+                   "  NAME: all (the progression, the default), tune (the tuning variants),\n"
+                   "        cublas_fp32, cublas_tf32, cublas_bf16 (with -DWITH_CUBLAS), or:\n       ");
             for (int j = 0; j < N_KERNELS; ++j) printf(" %s", KERNELS[j].name);
-            printf("\n  Each kernel is checked against a float64 reference, then timed with\n"
-                   "  CUDA events (median of up to N runs, at least 3, within SECONDS each).\n");
+            printf("\n  Each kernel is checked against a float64 reference, then timed with CUDA\n"
+                   "  events: N samples (10..100000, default 20), fewer if SECONDS run out, never\n"
+                   "  fewer than 10. --bench adds one 'BENCH {json}' line per measurement.\n");
             return 0;
         } else if (!strcmp(argv[i], "--kernel") && i + 1 < argc) {
-            only = argv[++i];
+            std::string list = argv[++i];
+            for (size_t p = 0, q; p <= list.size(); p = q + 1) {
+                q = list.find(',', p);
+                if (q == std::string::npos) q = list.size();
+                if (q > p) wanted.push_back(list.substr(p, q - p));
+            }
         } else if (!strcmp(argv[i], "--repeats") && i + 1 < argc) {
-            repeats = parse_int(argv[++i], "--repeats must be 1..65536");
+            repeats = (int)parse_long(argv[++i], "--repeats must be 10..100000", 10, 100000);
         } else if (!strcmp(argv[i], "--budget") && i + 1 < argc) {
-            budget_s = atof(argv[++i]);
-            if (!(budget_s > 0)) usage_error("--budget must be a positive number", argv[i]);
-        } else if (!strcmp(argv[i], "--csv") && i + 1 < argc) {
-            csv_path = argv[++i];
+            char *end = nullptr;
+            const char *s = argv[++i];
+            budget_s = strtod(s, &end);
+            if (end == s || *end != '\0' || !std::isfinite(budget_s) || budget_s <= 0 ||
+                budget_s > 3600)
+                usage_error("--budget must be a number of seconds in (0, 3600]", s);
+        } else if (!strcmp(argv[i], "--bench")) {
+            bench_lines = true;
         } else if (argv[i][0] == '-') {
             usage_error("unknown option (or missing value)", argv[i]);
         } else {
@@ -580,14 +819,27 @@ int main(int argc, char **argv) {
         }
     }
     if (sizes.empty()) sizes.push_back(Size{1024, 1024, 1024});
-    std::vector<const Kernel *> run;
-    for (int j = 0; j < N_KERNELS; ++j)
-        if (only ? !strcmp(only, KERNELS[j].name) : j < N_PUBLISHED) run.push_back(&KERNELS[j]);
-    if (run.empty()) usage_error("no kernel named", only);
-
-    FILE *csv = nullptr;
-    if (csv_path && !(csv = fopen(csv_path, "w"))) usage_error("cannot write", csv_path);
-    if (csv) fprintf(csv, "m,n,k,kernel,median_s,min_s,max_s,repeats,rel_error\n");
+    if (wanted.empty()) wanted.push_back("all");
+    // The run list: cuBLAS first (the yardsticks), then the kernels in table order.
+    std::vector<std::string> run;
+    auto add = [&](const std::string &name) {
+        if (std::find(run.begin(), run.end(), name) == run.end()) run.push_back(name);
+    };
+    for (const std::string &w : wanted) {
+        bool known = false;
+#ifdef WITH_CUBLAS
+        for (const char *c : {"cublas_fp32", "cublas_tf32", "cublas_bf16"})
+            if (w == c || w == "all") add(c), known = true;
+#else
+        if (is_cublas(w.c_str()))
+            usage_error("this build has no cuBLAS (compile with -DWITH_CUBLAS -lcublas)",
+                        w.c_str());
+#endif
+        for (const Kernel &k : KERNELS)
+            if (w == k.name || (w == "all" && k.published) || (w == "tune" && !k.published))
+                add(k.name), known = true;
+        if (!known) usage_error("no kernel named", w.c_str());
+    }
 
     int dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
@@ -596,93 +848,120 @@ int main(int argc, char **argv) {
     printf("# %s, %d SMs\n", prop.name, prop.multiProcessorCount);
 #ifdef WITH_CUBLAS
     cublasHandle_t handle;
-    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
-        fprintf(stderr, "cuBLAS error: cublasCreate failed\n");
-        return 1;
-    }
+    CUBLAS_CHECK(cublasCreate(&handle));
 #endif
-    printf("%-17s %-13s %10s %9s %8s %10s\n", "size", "kernel", "ms", "TFLOP/s", "cuBLAS%",
+    printf("%-17s %-36s %9s %8s %8s %9s\n", "size", "kernel", "ms", "TFLOP/s", "%cuBLAS",
            "rel.err");
     bool all_ok = true;
     for (Size z : sizes) {
+        const int lda = (z.k + 7) / 8 * 8, ldb = (z.n + 7) / 8 * 8;  // BF16 copies, padded
         size_t na = (size_t)z.m * z.k, nb = (size_t)z.k * z.n, nc = (size_t)z.m * z.n;
         float *A, *B, *C;
+        __nv_bfloat16 *A16, *B16;
         double *R, *sums;
         CUDA_CHECK(cudaMalloc(&A, na * sizeof(float)));
         CUDA_CHECK(cudaMalloc(&B, nb * sizeof(float)));
         CUDA_CHECK(cudaMalloc(&C, nc * sizeof(float)));
+        CUDA_CHECK(cudaMalloc(&A16, (size_t)z.m * lda * sizeof(__nv_bfloat16)));
+        CUDA_CHECK(cudaMalloc(&B16, (size_t)z.k * ldb * sizeof(__nv_bfloat16)));
         CUDA_CHECK(cudaMalloc(&R, nc * sizeof(double)));
         CUDA_CHECK(cudaMalloc(&sums, 3 * sizeof(double)));
         fill_uniform<<<1024, 256>>>(na, A, 12345u);
         fill_uniform<<<1024, 256>>>(nb, B, 67890u);
+        to_bf16_padded<<<1024, 256>>>(z.m, z.k, lda, A, A16);
+        to_bf16_padded<<<1024, 256>>>(z.k, z.n, ldb, B, B16);
         CUDA_CHECK(cudaGetLastError());
         dgemm_reference<<<dim3(CEIL_DIV(z.n, 16), CEIL_DIV(z.m, 16)), dim3(16, 16)>>>(
             z.m, z.n, z.k, A, B, R);
         CUDA_CHECK(cudaGetLastError());
         CUDA_CHECK(cudaDeviceSynchronize());
-        double flops = 2.0 * z.m * z.n * z.k;
+        const double flops = 2.0 * z.m * z.n * z.k;
         char label[64];
         snprintf(label, sizeof label, "%dx%dx%d", z.m, z.n, z.k);
-        double cublas_s = 0.0;
-        auto report = [&](const char *name, Timing tm, double rel, bool ok) {
-            double pct = cublas_s > 0 ? 100.0 * cublas_s / tm.median_s : NAN;
-            printf("%-17s %-13s %10.3f %9.2f %8.1f %10.2e%s\n", label, name, tm.median_s * 1e3,
-                   flops / tm.median_s / 1e12, pct, rel, ok ? "" : "  FAILED");
-            if (csv)
-                fprintf(csv, "%d,%d,%d,%s,%.9g,%.9g,%.9g,%d,%.6g\n", z.m, z.n, z.k, name,
-                        tm.median_s, tm.min_s, tm.max_s, tm.repeats, rel);
-        };
+        double base_fp32 = 0.0, base_bf16 = 0.0;  // cuBLAS medians: the yardsticks
+        for (const std::string &name : run) {
+            const Kernel *kern = nullptr;
+            for (const Kernel &k : KERNELS)
+                if (name == k.name) kern = &k;
+            const char *precision = kern ? (kern->launch_bf16 ? "bf16" : "fp32")
+                                         : name.c_str() + 7;  // cublas_<precision>
+            std::function<void()> fn;
+            if (kern && kern->launch) {
+                fn = [&, kern]() { kern->launch(z.m, z.n, z.k, A, B, C); };
+            } else if (kern) {
+                fn = [&, kern]() { kern->launch_bf16(z.m, z.n, z.k, A16, lda, B16, ldb, C); };
+            }
 #ifdef WITH_CUBLAS
-        {
             // Row-major C = A B is column-major C^T = B^T A^T: swap the operands, no copies.
-            const float one = 1.0f, zero = 0.0f;
-            Kernel cublas{"cublas", nullptr};
-            auto run_cublas = [&]() {
-                if (cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, z.n, z.m, z.k, &one, B, z.n, A,
-                                z.k, &zero, C, z.n) != CUBLAS_STATUS_SUCCESS) {
-                    fprintf(stderr, "cuBLAS error: cublasSgemm failed\n");
-                    exit(1);
-                }
-            };
-            size_t n = nc;
-            CUDA_CHECK(cudaMemset(C, 0xFF, n * sizeof(float)));
-            run_cublas();
-            CUDA_CHECK(cudaMemset(sums, 0, 3 * sizeof(double)));
-            error_sums<<<1024, 256>>>(n, C, R, sums);
-            double h[3];
-            CUDA_CHECK(cudaMemcpy(h, sums, sizeof h, cudaMemcpyDeviceToHost));
-            double rel = h[2] > 0 ? INFINITY : std::sqrt(h[0] / h[1]);
-            bool ok = rel <= 8.0 * std::sqrt((double)z.k) * std::ldexp(1.0, -24);
-            all_ok = all_ok && ok;
-            Timing tm = time_events(run_cublas, repeats, budget_s);
-            cublas_s = tm.median_s;
-            report(cublas.name, tm, rel, ok);
-        }
+            static const float one = 1.0f, zero = 0.0f;
+            if (name == "cublas_fp32" || name == "cublas_tf32") {
+                cublasComputeType_t ct = name == "cublas_fp32" ? CUBLAS_COMPUTE_32F
+                                                               : CUBLAS_COMPUTE_32F_FAST_TF32;
+                fn = [&, ct]() {
+                    CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, z.n, z.m, z.k,
+                                              &one, B, CUDA_R_32F, z.n, A, CUDA_R_32F, z.k,
+                                              &zero, C, CUDA_R_32F, z.n, ct,
+                                              CUBLAS_GEMM_DEFAULT));
+                };
+            } else if (name == "cublas_bf16") {  // the same BF16 inputs, FP32 output
+                fn = [&]() {
+                    CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, z.n, z.m, z.k,
+                                              &one, B16, CUDA_R_16BF, ldb, A16, CUDA_R_16BF,
+                                              lda, &zero, C, CUDA_R_32F, z.n,
+                                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                };
+            }
 #endif
-        for (const Kernel *kern : run) {
-            bool ok = false;
-            double rel = check(*kern, z, A, B, C, R, sums, &ok);
+            double rel = check(fn, nc, C, R, sums);
+            double bound = tolerance(precision, z.k);
+            bool ok = rel <= bound;
             if (!ok) {  // a wrong kernel is reported, never timed
                 all_ok = false;
-                printf("%-17s %-13s %10s %9s %8s %10.2e  FAILED\n", label, kern->name, "-", "-",
-                       "-", rel);
+                printf("%-17s %-36s %9s %8s %8s %9.2e  FAILED (bound %.1e)\n", label,
+                       name.c_str(), "-", "-", "-", rel, bound);
+                if (bench_lines)
+                    printf("BENCH {\"variant\": \"%s%s\", \"phase\": \"kernel\", \"samples_s\": "
+                           "[], \"calls_per_sample\": 1, \"error\": {\"metric\": "
+                           "\"relative_frobenius\", \"value\": %.6g, \"ok\": false}}\n",
+                           is_cublas(name.c_str()) ? "" : "cuda_c/", name.c_str(),
+                           std::isfinite(rel) ? rel : 1e300);
+                fflush(stdout);
                 continue;
             }
-            Timing tm = time_events([&]() { kern->launch(z.m, z.n, z.k, A, B, C); }, repeats,
-                                    budget_s);
-            report(kern->name, tm, rel, ok);
-            if (csv) fflush(csv);
+            Samples tm = time_events(fn, repeats, budget_s);
+            double med = median(tm.s);
+            if (name == "cublas_fp32") base_fp32 = med;
+            if (name == "cublas_bf16") base_bf16 = med;
+            double base = !strcmp(precision, "fp32") || !strcmp(precision, "tf32") ? base_fp32
+                                                                                    : base_bf16;
+            printf("%-17s %-36s %9.3f %8.2f %8.1f %9.2e\n", label, name.c_str(), med * 1e3,
+                   flops / med / 1e12, base > 0 ? 100.0 * base / med : NAN, rel);
+            if (bench_lines) {
+                printf("BENCH {\"variant\": \"%s%s\", \"phase\": \"kernel\", \"samples_s\": [",
+                       is_cublas(name.c_str()) ? "" : "cuda_c/", name.c_str());
+                for (size_t i = 0; i < tm.s.size(); ++i)
+                    printf("%s%.9g", i ? ", " : "", tm.s[i]);
+                size_t elem = !strcmp(precision, "bf16") ? 2 : 4;
+                printf("], \"calls_per_sample\": %d, \"error\": {\"metric\": "
+                       "\"relative_frobenius\", \"value\": %.6g, \"ok\": true}, \"flops\": %.17g, "
+                       "\"bytes\": %zu, \"params\": {\"m\": %d, \"n\": %d, \"k\": %d}, "
+                       "\"extra\": {\"precision\": \"%s\", \"bound\": %.6g, \"library\": \"%s\"}}\n",
+                       tm.calls, rel, flops, elem * (na + nb) + 4 * nc, z.m, z.n, z.k, precision,
+                       bound, is_cublas(name.c_str()) ? "cublas" : "");
+            }
+            fflush(stdout);
         }
         CUDA_CHECK(cudaFree(A));
         CUDA_CHECK(cudaFree(B));
         CUDA_CHECK(cudaFree(C));
+        CUDA_CHECK(cudaFree(A16));
+        CUDA_CHECK(cudaFree(B16));
         CUDA_CHECK(cudaFree(R));
         CUDA_CHECK(cudaFree(sums));
     }
 #ifdef WITH_CUBLAS
     cublasDestroy(handle);
 #endif
-    if (csv) fclose(csv);
     printf(all_ok ? "OK: every kernel matched the float64 reference\n"
                   : "FAILED: at least one kernel did not match the float64 reference\n");
     return all_ok ? 0 : 1;

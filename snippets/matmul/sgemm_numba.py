@@ -17,7 +17,10 @@ import os
 import sys
 
 import numpy as np
-from numba import config, cuda, float32, int32
+from llvmlite import ir
+from numba import config, cuda, float32, int32, types
+from numba.cuda import cgutils
+from numba.cuda.extending import intrinsic
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 
@@ -28,19 +31,19 @@ if not SIMULATOR:
     TILE = 32                                  # smem: 32x32 tile, one thread per element
     BM1, BN1, BK1, TM1 = 64, 64, 8, 8          # blocktile_1d: 512 threads, 8 results each
     BM, BN, BK, TM, TN = 128, 128, 8, 8, 8     # blocktile_2d, vectorized: 256 threads, 8x8 each
-    WBM, WBN, WBK, WM, WN = 128, 128, 8, 64, 32    # warptile: block, warp tiles
+    WBM, WBN, WBK, WM, WN = 128, 128, 16, 64, 32   # warptile: block, warp tiles
     WMITER, WNITER, WTM, WTN = 2, 2, 4, 4      # warptile: 2x2 sub-tiles of 4x4 per lane
-    # --8<-- [end:tiles]
 else:  # the CUDA simulator: same code, small tiles, so that CI runs in seconds
     TILE = 8
     BM1, BN1, BK1, TM1 = 8, 8, 2, 4
     BM, BN, BK, TM, TN = 16, 16, 4, 4, 4
-    WBM, WBN, WBK, WM, WN = 16, 8, 4, 8, 8
-    WMITER, WNITER, WTM, WTN = 2, 2, 1, 1
+    WBM, WBN, WBK, WM, WN = 16, 16, 4, 16, 8
+    WMITER, WNITER, WTM, WTN = 2, 1, 4, 4
+# --8<-- [end:tiles]
 
 THREADS_1D = BM1 * BN1 // TM1
 THREADS_2D = (BM // TM) * (BN // TN)
-PAD = 4 if not SIMULATOR else 1             # shared-memory row padding against bank conflicts
+PAD = 4                                     # shared-memory row padding against bank conflicts
 WSUBM, WSUBN = WM // WMITER, WN // WNITER
 # Shapes of shared and local arrays must be plain constants, not expressions: name them here.
 AS_COLS = BM + PAD                          # vectorized: padded row of the transposed A tile
@@ -49,13 +52,17 @@ WACC_M, WACC_N = WMITER * WTM, WNITER * WTN  # warptile: results per lane
 WLANES_N = WSUBN // WTN                     # lanes along one row of a warp's sub-tile
 WARP = 32 if not SIMULATOR else (WSUBM // WTM) * WLANES_N
 WTHREADS = (WBM // WM) * (WBN // WN) * WARP
-A_LOADS = WBM * WBK // WTHREADS             # elements of A each thread copies per step
-B_LOADS = WBK * WBN // WTHREADS
+A_LOADS = WBM * WBK // 4 // WTHREADS        # float4s of A each thread copies per step
+B_LOADS = WBK * WBN // 4 // WTHREADS
+# At most 128 registers per thread, so that two warptile blocks fit on an SM (the simulator's
+# cuda.jit takes no launch_bounds).
+WARPTILE_OPTIONS = {"launch_bounds": (WTHREADS, 2)} if not SIMULATOR else {}
+ALIGN = 16 if not SIMULATOR else None      # shared tiles read 16 bytes at a time (see load4)
 # The copy loops assume every thread copies the same number of elements of each tile.
 assert BM1 * BK1 == THREADS_1D == BK1 * BN1
 assert BM * BK == 4 * THREADS_2D == BK * BN and BK % 4 == 0
-assert (WSUBM // WTM) * WLANES_N == WARP and A_LOADS * WTHREADS == WBM * WBK
-assert B_LOADS * WTHREADS == WBK * WBN
+assert (WSUBM // WTM) * WLANES_N == WARP and A_LOADS * WTHREADS * 4 == WBM * WBK
+assert B_LOADS * WTHREADS * 4 == WBK * WBN and WTM % 4 == 0 and WTN % 4 == 0
 
 
 # --8<-- [start:naive]
@@ -184,43 +191,106 @@ def blocktile_2d(a, b, c):
 # --8<-- [end:blocktile_2d]
 
 
+# --8<-- [start:wide]
+# Numba has no float4: arrays hold scalars, and NVVM does not merge four scalar loads into one,
+# since it cannot prove they are 16-byte aligned. numba-cuda's @intrinsic lets a few lines of
+# Python emit the LLVM IR for one <4 x float> load or store with 16-byte alignment, which
+# becomes ld.global.v4.f32 / ld.shared.v4.f32 in the PTX. The caller guarantees alignment:
+# j a multiple of 4, rows a multiple of 4 floats long, the array 16-byte aligned (device
+# arrays are; shared arrays are declared with alignment=ALIGN). The simulator gets plain Python.
+F4 = types.UniTuple(float32, 4)
+
+
+def _vector_pointer(context, builder, sig, args):
+    arrty, ity, jty = sig.args[:3]
+    ary = context.make_array(arrty)(context, builder, value=args[0])
+    idx = [context.cast(builder, args[1], ity, types.intp),
+           context.cast(builder, args[2], jty, types.intp)]
+    ptr = cgutils.get_item_pointer(context, builder, arrty, ary, idx, wraparound=False)
+    return builder.bitcast(ptr, ir.VectorType(ir.FloatType(), 4).as_pointer(ptr.type.addrspace))
+
+
+if not SIMULATOR:
+    @intrinsic
+    def load4(typingctx, arr, i, j):
+        """arr[i, j:j+4] as one 16-byte load."""
+        def codegen(context, builder, sig, args):
+            vec = builder.load(_vector_pointer(context, builder, sig, args), align=16)
+            return context.make_tuple(builder, F4, [
+                builder.extract_element(vec, ir.Constant(ir.IntType(32), q)) for q in range(4)])
+        return F4(arr, i, j), codegen
+
+    @intrinsic
+    def store4(typingctx, arr, i, j, v):
+        """arr[i, j:j+4] = v (four float32) as one 16-byte store."""
+        def codegen(context, builder, sig, args):
+            vec = ir.Constant(ir.VectorType(ir.FloatType(), 4), None)
+            for q in range(4):
+                vec = builder.insert_element(vec, builder.extract_value(args[3], q),
+                                             ir.Constant(ir.IntType(32), q))
+            builder.store(vec, _vector_pointer(context, builder, sig, args), align=16)
+            return context.get_dummy_value()
+        return types.void(arr, i, j, v), codegen
+else:
+    def load4(arr, i, j):
+        return (arr[i, j], arr[i, j + 1], arr[i, j + 2], arr[i, j + 3])
+
+    def store4(arr, i, j, v):
+        for q in range(4):
+            arr[i, j + q] = v[q]
+
+
+@cuda.jit(device=True, inline=True)
+def fetch4(x, r, c, vec_ok):
+    """x[r, c:c+4] with one 16-byte load when allowed and inside; zeros outside the matrix."""
+    rows, cols = x.shape
+    if r < rows and vec_ok and c + 3 < cols:
+        return load4(x, r, c)
+    v0 = x[r, c] if r < rows and c < cols else float32(0.0)
+    v1 = x[r, c + 1] if r < rows and c + 1 < cols else float32(0.0)
+    v2 = x[r, c + 2] if r < rows and c + 2 < cols else float32(0.0)
+    v3 = x[r, c + 3] if r < rows and c + 3 < cols else float32(0.0)
+    return (v0, v1, v2, v3)
+# --8<-- [end:wide]
+
+
 # --8<-- [start:vectorized]
 @cuda.jit(fastmath=True)
 def vectorized(a, b, c):
     # A's tile is stored transposed (As[k, m]) and padded, so the TM values of A a thread needs
-    # for one k are contiguous in shared memory, like B's: the compiler can fetch both with
-    # 16-byte shared loads. Each thread copies 4 consecutive floats of A and of B per step.
+    # for one k are contiguous in shared memory, like B's: both come in as 16-byte loads.
+    # Each thread copies one float4 of A and one of B per step.
     M, K = a.shape
     N = b.shape[1]
-    As = cuda.shared.array((BK, AS_COLS), float32)
-    Bs = cuda.shared.array((BK, BN), float32)
+    As = cuda.shared.array((BK, AS_COLS), float32, alignment=ALIGN)
+    Bs = cuda.shared.array((BK, BN), float32, alignment=ALIGN)
     acc = cuda.local.array((TM, TN), float32)
     a_reg = cuda.local.array(TM, float32)
     b_reg = cuda.local.array(TN, float32)
     t = cuda.threadIdx.x
     trow, tcol = t // (BN // TN), t % (BN // TN)
     row0, col0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN
+    a_vec, b_vec = K % 4 == 0, N % 4 == 0
     ar, ac = t // int32(BK // 4), (t % int32(BK // 4)) * int32(4)
     br, bc = t // int32(BN // 4), (t % int32(BN // 4)) * int32(4)
     for i in range(TM):
         for j in range(TN):
             acc[i, j] = 0.0
     for k0 in range(0, K, BK):
+        v = fetch4(a, row0 + ar, k0 + ac, a_vec)
         for q in range(4):
-            v = float32(0.0)
-            if row0 + ar < M and k0 + ac + q < K:
-                v = a[row0 + ar, k0 + ac + q]
-            As[ac + q, ar] = v                 # transposed on the way in
-            w = float32(0.0)
-            if k0 + br < K and col0 + bc + q < N:
-                w = b[k0 + br, col0 + bc + q]
-            Bs[br, bc + q] = w
+            As[ac + q, ar] = v[q]              # transposed on the way in
+        store4(Bs, br, bc, fetch4(b, k0 + br, col0 + bc, b_vec))
         cuda.syncthreads()
         for kk in range(BK):
-            for i in range(TM):
-                a_reg[i] = As[kk, trow * TM + i]
-            for j in range(TN):
-                b_reg[j] = Bs[kk, tcol * TN + j]
+            for i in range(0, TM, 4):
+                v = load4(As, kk, trow * TM + i)
+                for q in range(4):
+                    a_reg[i + q] = v[q]
+            for j in range(0, TN, 4):
+                v = load4(Bs, kk, tcol * TN + j)
+                for q in range(4):
+                    b_reg[j + q] = v[q]
             for i in range(TM):
                 for j in range(TN):
                     acc[i, j] += a_reg[i] * b_reg[j]
@@ -236,78 +306,71 @@ def vectorized(a, b, c):
 
 
 # --8<-- [start:warptile]
-@cuda.jit(fastmath=True)
+@cuda.jit(fastmath=True, **WARPTILE_OPTIONS)
 def warptile(a, b, c):
-    # Warp tiling plus double buffering: each warp owns a WM x WN piece of the block's tile,
-    # split into WMITER x WNITER sub-tiles in which lane (lr, lc) computes WTM x WTN results.
-    # Two shared buffers: the loads of tile k+1 are issued before tile k is multiplied.
+    # Warp tiling plus double buffering, as in the CUDA C kernel: each warp owns a WM x WN piece
+    # of the block's tile, split into WMITER x WNITER sub-tiles in which lane (lr, lc) computes
+    # WTM x WTN results. The float4s of tile k+1 are loaded into registers before tile k is
+    # multiplied and stored into the other shared buffer after it.
     M, K = a.shape
     N = b.shape[1]
-    As = cuda.shared.array((2, WBK, WAS_COLS), float32)
-    Bs = cuda.shared.array((2, WBK, WBN), float32)
+    As = cuda.shared.array((2, WBK, WAS_COLS), float32, alignment=ALIGN)
+    Bs = cuda.shared.array((2, WBK, WBN), float32, alignment=ALIGN)
     acc = cuda.local.array((WACC_M, WACC_N), float32)
     a_reg = cuda.local.array(WACC_M, float32)
     b_reg = cuda.local.array(WACC_N, float32)
-    a_stage = cuda.local.array(A_LOADS, float32)
-    b_stage = cuda.local.array(B_LOADS, float32)
+    a_stage = cuda.local.array((A_LOADS, 4), float32)
+    b_stage = cuda.local.array((B_LOADS, 4), float32)
     t = int32(cuda.threadIdx.x)
     warp, lane = t // int32(WARP), t % int32(WARP)
     wrow, wcol = warp // int32(WBN // WN), warp % int32(WBN // WN)
     lr, lc = lane // int32(WLANES_N), lane % int32(WLANES_N)
     row0, col0 = int32(cuda.blockIdx.y * WBM), int32(cuda.blockIdx.x * WBN)
+    a_vec, b_vec = K % 4 == 0, N % 4 == 0
     for i in range(WACC_M):
         for j in range(WACC_N):
             acc[i, j] = 0.0
-    # The copy pattern: thread t copies elements e = t + l * WTHREADS of each tile, so that a
-    # warp reads consecutive addresses of A's rows (length WBK) and B's rows (length WBN).
-    for l in range(A_LOADS):
-        e = t + l * WTHREADS
-        r, cc = e // WBK, e % WBK
-        a_stage[l] = a[row0 + r, cc] if row0 + r < M and cc < K else float32(0.0)
-    for l in range(B_LOADS):
-        e = t + l * WTHREADS
-        r, cc = e // WBN, e % WBN
-        b_stage[l] = b[r, col0 + cc] if r < K and col0 + cc < N else float32(0.0)
-    for l in range(A_LOADS):
-        e = t + l * WTHREADS
-        As[0, e % WBK, e // WBK] = a_stage[l]
-    for l in range(B_LOADS):
-        e = t + l * WTHREADS
-        Bs[0, e // WBN, e % WBN] = b_stage[l]
-    cuda.syncthreads()
     buf = 0
-    for k0 in range(0, K, WBK):
+    for k0 in range(-WBK, K, WBK):             # the first trip only loads tile 0
         k1 = k0 + WBK
-        if k1 < K:                             # fetch the next tiles into registers
+        if k1 < K:                             # tile k1 into registers, 16 bytes at a time
             for l in range(A_LOADS):
                 e = t + l * WTHREADS
-                r, cc = e // WBK, e % WBK
-                a_stage[l] = (a[row0 + r, k1 + cc] if row0 + r < M and k1 + cc < K
-                              else float32(0.0))
+                v = fetch4(a, row0 + e // (WBK // 4), k1 + (e % (WBK // 4)) * 4, a_vec)
+                for q in range(4):
+                    a_stage[l, q] = v[q]
             for l in range(B_LOADS):
                 e = t + l * WTHREADS
-                r, cc = e // WBN, e % WBN
-                b_stage[l] = (b[k1 + r, col0 + cc] if k1 + r < K and col0 + cc < N
-                              else float32(0.0))
-        for kk in range(WBK):                  # multiply the current tiles
-            for wm in range(WMITER):
-                for i in range(WTM):
-                    a_reg[wm * WTM + i] = As[buf, kk, wrow * WM + wm * WSUBM + lr * WTM + i]
-            for wn in range(WNITER):
-                for j in range(WTN):
-                    b_reg[wn * WTN + j] = Bs[buf, kk, wcol * WN + wn * WSUBN + lc * WTN + j]
-            for i in range(WACC_M):
-                for j in range(WACC_N):
-                    acc[i, j] += a_reg[i] * b_reg[j]
-        if k1 < K:                             # park the next tiles in the other buffer
+                v = fetch4(b, k1 + e // (WBN // 4), col0 + (e % (WBN // 4)) * 4, b_vec)
+                for q in range(4):
+                    b_stage[l, q] = v[q]
+        if k0 >= 0:
+            for kk in range(WBK):              # multiply tile k0
+                for wm in range(WMITER):
+                    for i in range(0, WTM, 4):
+                        v = load4(As[buf], kk, wrow * WM + wm * WSUBM + lr * WTM + i)
+                        for q in range(4):
+                            a_reg[wm * WTM + i + q] = v[q]
+                for wn in range(WNITER):
+                    for j in range(0, WTN, 4):
+                        v = load4(Bs[buf], kk, wcol * WN + wn * WSUBN + lc * WTN + j)
+                        for q in range(4):
+                            b_reg[wn * WTN + j + q] = v[q]
+                for i in range(WACC_M):
+                    for j in range(WACC_N):
+                        acc[i, j] += a_reg[i] * b_reg[j]
+            buf = 1 - buf
+        if k1 < K:                             # park tile k1 in the other buffer
             for l in range(A_LOADS):
                 e = t + l * WTHREADS
-                As[1 - buf, e % WBK, e // WBK] = a_stage[l]
+                r, cc = e // (WBK // 4), (e % (WBK // 4)) * 4
+                for q in range(4):
+                    As[buf, cc + q, r] = a_stage[l, q]
             for l in range(B_LOADS):
                 e = t + l * WTHREADS
-                Bs[1 - buf, e // WBN, e % WBN] = b_stage[l]
+                store4(Bs[buf], e // (WBN // 4), (e % (WBN // 4)) * 4,
+                       (b_stage[l, 0], b_stage[l, 1], b_stage[l, 2], b_stage[l, 3]))
         cuda.syncthreads()
-        buf = 1 - buf
     for wm in range(WMITER):
         for i in range(WTM):
             r = row0 + wrow * WM + wm * WSUBM + lr * WTM + i

@@ -1,0 +1,181 @@
+"""Matrix product C = A @ B in Triton: BF16 inputs, FP32 accumulation and output.
+
+Triton writes the kernel for a whole tile of C (BLOCK_M x BLOCK_N) as block operations:
+load a tile of A and of B, `tl.dot` them, step along K. The compiler decides what CUDA C makes
+you write by hand: how threads share the tile, shared-memory staging, the copy pipeline, and
+on an H100/H200 the tensor-core instructions (wgmma). Check against float64 NumPy:
+
+    python snippets/matmul/matmul_triton.py 4096
+
+Without a GPU, TRITON_INTERPRET=1 runs the same kernel in NumPy on the CPU (small sizes only;
+FP32 inputs there, since NumPy has no BF16).
+"""
+
+# --8<-- [start:imports]
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+import triton
+import triton.language as tl
+# --8<-- [end:imports]
+
+INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+
+# --8<-- [start:kernel]
+@triton.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
+                  stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  GROUP_M: tl.constexpr):
+    # Program `pid` computes one BLOCK_M x BLOCK_N tile of C. Consecutive programs walk down
+    # GROUP_M tile rows before moving right, so programs running together share tiles of B
+    # in L2 (the "grouped ordering" of Triton's tutorial).
+    pid = tl.program_id(0)
+    tiles_m, tiles_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * tiles_n
+    first_m = (pid // per_group) * GROUP_M
+    group_m = min(tiles_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % per_group) % group_m
+    pid_n = (pid % per_group) // group_m
+
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        # Elements past the edges of A and B load as zeros: any M, N, K works.
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < K - k0), other=0.0)
+        b = tl.load(b_ptrs, mask=(rk[:, None] < K - k0) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)  # tensor cores for BF16 tiles; FP32 accumulator
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
+    tl.store(c_ptrs, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+# --8<-- [end:kernel]
+
+
+# --8<-- [start:launch]
+# Tile shapes to try: (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages). The best
+# on the H200 at 4096^3 comes first (docs/kernels/matmul.md has the tuning run).
+CONFIGS = [(128, 256, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 128, 64, 8, 8, 3),
+           (256, 128, 64, 8, 8, 3), (128, 128, 32, 8, 4, 4), (64, 256, 32, 8, 4, 4)]
+SMALL = (16, 16, 16, 2, 1, 1)  # the interpreter: small tiles keep NumPy quick
+
+
+def matmul_into(a, b, c, config=None) -> None:
+    """c = a @ b for 2-D arrays on the device (torch tensors) or, in the interpreter, NumPy."""
+    (m, k), n = a.shape, b.shape[1]
+    bm, bn, bk, group, warps, stages = config or (SMALL if INTERPRET else CONFIGS[0])
+    grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
+    args = [a, b, c] if not INTERPRET else [Host(x) for x in (a, b, c)]
+    strides = [s for x in (a, b, c) for s in _strides(x)]
+    matmul_kernel[grid](*args, m, n, k, *strides, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk,
+                        GROUP_M=group, num_warps=warps, num_stages=stages)
+
+
+def _strides(x) -> tuple[int, int]:
+    """Strides in elements (torch gives them so; NumPy in bytes)."""
+    if isinstance(x, np.ndarray):
+        return x.strides[0] // x.itemsize, x.strides[1] // x.itemsize
+    return x.stride(0), x.stride(1)
+
+
+class Host:
+    """A NumPy array as the interpreter wants a pointer argument: data_ptr() and dtype."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array, self.dtype = array, array.dtype
+
+    def data_ptr(self) -> int:
+        return self.array.ctypes.data
+# --8<-- [end:launch]
+
+
+# --8<-- [start:check]
+def tolerance(precision: str) -> float:
+    """Relative Frobenius error bound: BF16 inputs carry 8 significant bits (4 units of their
+    rounding); FP32 inputs (the interpreter) the float32 bound 8 * sqrt(K) * 2^-24 at K <= 4096."""
+    return 4 * 2.0**-8 if precision == "bf16" else 8 * math.sqrt(4096) * 2.0**-24
+
+
+def relative_error(c: np.ndarray, ref: np.ndarray) -> float:
+    c = np.asarray(c, dtype=np.float64)
+    if not np.isfinite(c).all():
+        return math.inf
+    return float(np.linalg.norm(c - ref) / np.linalg.norm(ref))
+
+
+def run_checked(m: int, n: int, k: int, seed: int = 0) -> tuple[float, float, str]:
+    """(relative error, bound, precision) of one product of random inputs in [-1, 1)."""
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    if INTERPRET:
+        c = np.full((m, n), np.nan, dtype=np.float32)
+        matmul_into(a, b, c)
+        precision = "fp32"
+    else:
+        import torch
+
+        a16 = torch.from_numpy(a).cuda().to(torch.bfloat16)
+        b16 = torch.from_numpy(b).cuda().to(torch.bfloat16)
+        out = torch.full((m, n), float("nan"), dtype=torch.float32, device="cuda")
+        matmul_into(a16, b16, out)
+        c = out.cpu().numpy()
+        precision = "bf16"
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    return relative_error(c, ref), tolerance(precision), precision
+# --8<-- [end:check]
+
+
+def size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= value <= 16384:
+        raise argparse.ArgumentTypeError(f"must be 1..16384, got {value}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Check a Triton matrix product against a float64 NumPy reference.")
+    parser.add_argument("m", type=size, nargs="?", default=256, help="rows of A and C")
+    parser.add_argument("n", type=size, nargs="?", help="columns of B and C (default: m)")
+    parser.add_argument("k", type=size, nargs="?", help="columns of A, rows of B (default: m)")
+    args = parser.parse_args(argv)
+    m = args.m
+    n, k = args.n or m, args.k or m
+    if not INTERPRET:
+        try:
+            import torch
+        except ImportError:
+            print("error: PyTorch is needed to run Triton on a GPU; without one, set "
+                  "TRITON_INTERPRET=1", file=sys.stderr)
+            return 1
+        if not torch.cuda.is_available():
+            print("error: no CUDA GPU found; to try this on the CPU, set TRITON_INTERPRET=1",
+                  file=sys.stderr)
+            return 1
+    err, bound, precision = run_checked(m, n, k)
+    ok = err <= bound
+    print(f"triton {precision} {m}x{n}x{k}: relative error {err:.1e} "
+          f"{'OK' if ok else 'FAILED'} (bound {bound:.1e})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
