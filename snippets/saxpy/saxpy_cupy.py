@@ -1,24 +1,38 @@
-"""SAXPY (y = a*x + y) on an NVIDIA GPU with CuPy: a fused elementwise kernel and the plain expression.
+"""SAXPY (y = a*x + y) on an NVIDIA GPU with CuPy: the plain expression, an ElementwiseKernel
+and a RawKernel with 16-byte loads and stores, each timed next to a device-to-device copy.
 
-`a * x + y` written as a CuPy expression runs two kernels and a temporary array (5 memory
-accesses per element instead of 3); an ElementwiseKernel does it in one pass. Both are timed
-with CUDA events, next to a device-to-device copy measured in the same run.
-
-Run:  python snippets/saxpy/saxpy_cupy.py [N]     (default N = 2^28 floats; needs a GPU and
+Run:  python saxpy_cupy.py [N]     (default N = 2^28 floats; needs a GPU and
       `pip install cupy-cuda12x` or `cupy-cuda13x`, matching your CUDA driver)
 """
 
+# --8<-- [start:imports]
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench import timing  # noqa: E402  (the shared timing core: warm-up, CUDA events, median)
-from bench.timing import Stats  # noqa: E402  (the shared result type: median, min, max)
+# --8<-- [end:imports]
 
 A = np.float32(2.0)
+THREADS = 256
+CALLS = 10  # launches per timed sample: keeps Python's launch overhead out of the figure
+
+# --8<-- [start:raw_source]
+RAW_SOURCE = r"""
+extern "C" __global__ void saxpy_float4(long long n, float a, const float* __restrict__ x,
+                                        float* __restrict__ y) {
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long n4 = n / 4;
+    if (i < n4) {  // one float4 per thread: 16-byte loads and stores
+        float4 xv = reinterpret_cast<const float4*>(x)[i];
+        float4 yv = reinterpret_cast<float4*>(y)[i];
+        yv.x = a * xv.x + yv.x; yv.y = a * xv.y + yv.y;
+        yv.z = a * xv.z + yv.z; yv.w = a * xv.w + yv.w;
+        reinterpret_cast<float4*>(y)[i] = yv;
+    }
+    if (i < n - 4 * n4) y[4 * n4 + i] = a * x[4 * n4 + i] + y[4 * n4 + i];  // 0-3 left over
+}
+"""
+# --8<-- [end:raw_source]
 
 
 def import_cupy():
@@ -32,20 +46,28 @@ def import_cupy():
     return cp
 
 
-def kernels(cp):
+def kernels(cp) -> dict:
+    """{"expression", "elementwise", "raw"}: three ways to run y = a*x + y in place."""
     # --8<-- [start:kernel]
-    saxpy = cp.ElementwiseKernel(
+    elementwise = cp.ElementwiseKernel(
         "float32 a, float32 x",  # inputs
         "float32 y",             # output, also read: y is updated in place
         "y = a * x + y",         # the body, run once per element
         "saxpy")
     # --8<-- [end:kernel]
-    return saxpy
+    # --8<-- [start:raw]
+    raw = cp.RawKernel(RAW_SOURCE, "saxpy_float4")
 
+    def saxpy_raw(a, x, y):
+        n = y.size
+        blocks = max(1, (n // 4 + THREADS - 1) // THREADS)
+        raw((blocks,), (THREADS,), (np.int64(n), np.float32(a), x, y))
+    # --8<-- [end:raw]
 
-def time_cupy(cp, fn, repeats: int = 20, warmup: int = 3) -> Stats:
-    """CUDA-event timing on CuPy's current stream, after warm-up (the shared bench.timing code)."""
-    return timing.time_cupy(cp, fn, repeats, warmup)
+    def expression(a, x, y):
+        cp.add(a * x, y, out=y)  # two kernels and a temporary array for a * x
+
+    return {"expression": expression, "elementwise": elementwise, "raw": saxpy_raw}
 
 
 def make_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -54,25 +76,28 @@ def make_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
     return ((i % 1000) * 0.5 - 250).astype(np.float32), ((i % 777) * 0.25).astype(np.float32)
 
 
-def measure(cp, n: int, repeats: int = 20) -> dict:
+def check(cp, fn, n: int) -> int:
+    """Run one version once; how many elements differ from NumPy's result."""
     x, y = make_inputs(n)
     d_x, d_y = cp.asarray(x), cp.asarray(y)
-    saxpy = kernels(cp)
-    saxpy(A, d_x, d_y)                                 # first call compiles the kernel
-    if np.count_nonzero(cp.asnumpy(d_y) != A * x + y):
-        raise RuntimeError("the CuPy ElementwiseKernel result differs from NumPy")
-    d_copy = cp.empty_like(d_x)
-    nbytes = d_x.nbytes
-    # --8<-- [start:measure]
-    out = {
-        "saxpy_kernel": time_cupy(cp, lambda: saxpy(A, d_x, d_y), repeats),
-        "saxpy_expression": time_cupy(cp, lambda: A * d_x + d_y, repeats),  # 2 kernels + temporary
-        "device_copy": time_cupy(cp, lambda: d_copy.data.copy_from_device(d_x.data, nbytes), repeats),
-    }
-    # --8<-- [end:measure]
-    if np.count_nonzero(cp.asnumpy(d_copy) != x):
-        raise RuntimeError("the device-to-device copy is wrong")
-    return out
+    fn(A, d_x, d_y)
+    return int(np.count_nonzero(cp.asnumpy(d_y) != A * x + y))
+
+
+def seconds_per_call(cp, fn, repeats: int = 20) -> float:
+    """Median over `repeats` samples of CALLS calls between two CUDA events, per call."""
+    for _ in range(3):
+        fn()  # warm-up (the first call also compiles)
+    samples = []
+    for _ in range(repeats):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        for _ in range(CALLS):
+            fn()
+        end.record()
+        end.synchronize()
+        samples.append(cp.cuda.get_elapsed_time(start, end) / 1e3 / CALLS)
+    return float(np.median(samples))
 
 
 def positive_int(text: str) -> int:
@@ -80,8 +105,8 @@ def positive_int(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if not 1 <= value <= 2**32:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 2^32, got {value}")
     return value
 
 
@@ -91,24 +116,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("n", nargs="?", type=positive_int, default=2**28,
                         help="number of float32 elements (default 2^28 = 268435456)")
     parser.add_argument("--repeats", type=positive_int, default=20,
-                        help="timed repeats after warm-up; the median is reported (default 20)")
+                        help="timed samples after warm-up; the median is reported (default 20)")
     args = parser.parse_args(argv)
     cp = import_cupy()
     if cp is None:
         print("error: CuPy is not installed or found no CUDA GPU", file=sys.stderr)
         return 1
-    res = measure(cp, args.n, args.repeats)
-    moved = {"saxpy_kernel": 12 * args.n, "saxpy_expression": 12 * args.n, "device_copy": 8 * args.n}
+    versions = kernels(cp)
+    for name, fn in versions.items():
+        wrong = check(cp, fn, args.n)
+        if wrong:
+            print(f"error: {name}: {wrong} of {args.n} elements differ from NumPy", file=sys.stderr)
+            return 1
+    x, y = make_inputs(args.n)
+    d_x, d_y, d_copy = cp.asarray(x), cp.asarray(y), cp.empty_like(cp.asarray(x))
+    copy_s = seconds_per_call(cp, lambda: d_copy.data.copy_from_device(d_x.data, d_x.nbytes),
+                              args.repeats)
+    copy_bw = 8 * args.n / copy_s  # read 1 float, write 1 float per element
     print(f"SAXPY, CuPy, N = {args.n:,} float32 (bandwidth counts 3 accesses per element)")
-    for name, stats in res.items():
-        print(f"{name:17s} {stats.median_s * 1e3:10.4f} ms  "
-              f"{moved[name] / stats.median_s / 1e9:8.1f} GB/s")
-    ratio = (moved["saxpy_kernel"] / res["saxpy_kernel"].median_s) / (
-        moved["device_copy"] / res["device_copy"].median_s)
-    print(f"saxpy / copy bandwidth: {ratio:.3f}")
+    print(f"{'device copy':12s} {copy_s * 1e3:9.4f} ms {copy_bw / 1e9:8.1f} GB/s")
+    for name, fn in versions.items():
+        s = seconds_per_call(cp, lambda fn=fn: fn(A, d_x, d_y), args.repeats)
+        bw = 12 * args.n / s
+        print(f"{name:12s} {s * 1e3:9.4f} ms {bw / 1e9:8.1f} GB/s  "
+              f"{100 * bw / copy_bw:5.1f}% of the copy")
     print(f"OK: all {args.n} elements match")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

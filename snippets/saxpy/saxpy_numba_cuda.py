@@ -1,35 +1,53 @@
-"""SAXPY (y = a*x + y) on an NVIDIA GPU with Numba CUDA: a grid-stride kernel and its bandwidth.
+"""SAXPY (y = a*x + y) on an NVIDIA GPU with Numba CUDA: four kernels, from one element per
+thread to 16-byte loads and stores, each timed next to a device-to-device copy.
 
-Prints the kernel's effective bandwidth and, measured in the same run, the device-to-device copy
-bandwidth (the practical ceiling for a kernel that only streams memory) and host<->device
-transfer rates with pageable and pinned host memory.
-
-Run:  python snippets/saxpy/saxpy_numba_cuda.py [N]     (default N = 2^28 floats)
-Without a GPU, run it on Numba's CUDA simulator: NUMBA_ENABLE_CUDASIM=1 python ... 1000
+Run:  python saxpy_numba_cuda.py [N]          (default N = 2^28 floats; needs an NVIDIA GPU and
+      `pip install numba-cuda`)
+Without a GPU, the CUDA simulator runs the same kernels on the CPU (small N, check only):
+      NUMBA_ENABLE_CUDASIM=1 python saxpy_numba_cuda.py 1000 --check-only
 """
 
+# --8<-- [start:imports]
 import argparse
 import sys
-from pathlib import Path
+import time
 
 import numpy as np
 from numba import config, cuda
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench import timing  # noqa: E402  (the shared timing core: warm-up, CUDA events, median)
+# --8<-- [end:imports]
 
 THREADS = 256
 CALLS = 10  # launches per timed sample: keeps Python's launch overhead out of the figure
 A = np.float32(2.0)
 
 
-# --8<-- [start:kernel]
+# --8<-- [start:one]
 @cuda.jit
-def saxpy(a, x, y):
+def saxpy_one(a, x, y):
+    i = cuda.grid(1)           # one thread per element
+    if i < y.size:
+        y[i] = a * x[i] + y[i]
+# --8<-- [end:one]
+
+
+# --8<-- [start:grid_stride]
+@cuda.jit
+def saxpy_grid_stride(a, x, y):
     i = cuda.grid(1)           # this thread's first element
     stride = cuda.gridsize(1)  # number of threads in the whole grid
+    while i < y.size:
+        y[i] = a * x[i] + y[i]
+        i += stride
+# --8<-- [end:grid_stride]
+
+
+# --8<-- [start:unrolled]
+@cuda.jit
+def saxpy_unrolled(a, x, y):
+    i = cuda.grid(1)
+    stride = cuda.gridsize(1)
     n = y.size
-    # Four elements per trip, all loads before any store: eight loads in flight per thread.
+    # Four elements per trip, all eight loads before the first store.
     while i + 3 * stride < n:
         x0, x1, x2, x3 = x[i], x[i + stride], x[i + 2 * stride], x[i + 3 * stride]
         y0, y1, y2, y3 = y[i], y[i + stride], y[i + 2 * stride], y[i + 3 * stride]
@@ -41,76 +59,135 @@ def saxpy(a, x, y):
     while i < n:               # the last few elements, one per trip
         y[i] = a * x[i] + y[i]
         i += stride
-# --8<-- [end:kernel]
+# --8<-- [end:unrolled]
+
+
+# --8<-- [start:vector_access]
+# Numba turns x[i] on a float32 array into a 4-byte load, whatever the code around it. Two
+# intrinsics (numba.cuda.extending.intrinsic: code that writes LLVM IR) load and store four
+# float32 at once as one 16-byte vector, which the compiler emits as ld.global.v4.f32 and
+# st.global.v4.f32. The array's start must be 16-byte aligned (device allocations are).
+if config.ENABLE_CUDASIM:  # the simulator runs kernels as Python: plain element accesses
+    def load4(a, i):
+        return a[4 * i], a[4 * i + 1], a[4 * i + 2], a[4 * i + 3]
+
+    def store4(a, i, v):
+        a[4 * i], a[4 * i + 1], a[4 * i + 2], a[4 * i + 3] = v
+else:
+    from llvmlite import ir
+    from numba import types
+    from numba.cuda.extending import intrinsic
+
+    VEC4 = ir.VectorType(ir.FloatType(), 4)
+
+    def _vector_pointer(context, builder, sig, args):
+        """Address of the i-th group of four float32 of a float32 array, as <4 x float>*."""
+        data = context.make_array(sig.args[0])(context, builder, value=args[0]).data
+        i = context.cast(builder, args[1], sig.args[1], types.intp)
+        return builder.gep(builder.bitcast(data, VEC4.as_pointer()), [i])
+
+    @intrinsic
+    def load4(typingctx, a, i):
+        """(a[4i], a[4i+1], a[4i+2], a[4i+3]) with one 16-byte load."""
+        sig = types.UniTuple(types.float32, 4)(a, i)
+
+        def codegen(context, builder, sig, args):
+            v = builder.load(_vector_pointer(context, builder, sig, args), align=16)
+            parts = [builder.extract_element(v, ir.Constant(ir.IntType(32), k)) for k in range(4)]
+            return context.make_tuple(builder, sig.return_type, parts)
+        return sig, codegen
+
+    @intrinsic
+    def store4(typingctx, a, i, v):
+        """a[4i : 4i+4] = v (a tuple of four float32) with one 16-byte store."""
+        sig = types.void(a, i, v)
+
+        def codegen(context, builder, sig, args):
+            vec = ir.Constant(VEC4, ir.Undefined)
+            for k in range(4):
+                part = context.cast(builder, builder.extract_value(args[2], k),
+                                    sig.args[2].types[k], types.float32)
+                vec = builder.insert_element(vec, part, ir.Constant(ir.IntType(32), k))
+            builder.store(vec, _vector_pointer(context, builder, sig, args), align=16)
+        return sig, codegen
+# --8<-- [end:vector_access]
+
+
+# --8<-- [start:vector]
+@cuda.jit
+def saxpy_vector(a, x, y):
+    i = cuda.grid(1)           # one thread per four elements
+    n4 = y.size // 4
+    if i < n4:
+        x0, x1, x2, x3 = load4(x, i)
+        y0, y1, y2, y3 = load4(y, i)
+        store4(y, i, (a * x0 + y0, a * x1 + y1, a * x2 + y2, a * x3 + y3))
+    if i < y.size - 4 * n4:    # the 0 to 3 elements left over
+        j = 4 * n4 + i
+        y[j] = a * x[j] + y[j]
+# --8<-- [end:vector]
+
+KERNELS = {"one": saxpy_one, "grid_stride": saxpy_grid_stride, "unrolled": saxpy_unrolled,
+           "vector": saxpy_vector}
 
 
 # --8<-- [start:launch]
-def grid_for(n: int, threads: int = THREADS, per_sm: int = 32) -> int:
-    """Blocks to launch: 32 per SM keeps every SM busy; never more than the data needs."""
+def blocks_for(variant: str, n: int, threads: int = THREADS, per_sm: int = 32) -> int:
+    """Blocks to launch: one thread per element (per four for "vector"); the grid-stride
+    kernels get a fixed grid of `per_sm` blocks per SM, never more than the data needs."""
+    if variant == "vector":
+        return max(1, -(-(n // 4) // threads))
+    needed = -(-n // threads)
+    if variant == "one":
+        return needed
     sms = getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", 1)  # 1 on the simulator
-    return max(1, min(per_sm * sms, (n + threads - 1) // threads))
+    return max(1, min(per_sm * sms, needed))
 
 
-def run_saxpy(a, d_x, d_y, blocks=None, threads=THREADS):
-    blocks = blocks or grid_for(d_y.size, threads)
-    saxpy[blocks, threads](a, d_x, d_y)
+def saxpy(variant: str, a, d_x, d_y):
+    if variant == "vector":  # 16-byte accesses need 16-byte aligned, contiguous arrays
+        for d in (d_x, d_y):
+            address = 0 if config.ENABLE_CUDASIM else d.device_ctypes_pointer.value
+            if address % 16 or not d.is_c_contiguous():
+                raise ValueError("the vector kernel needs contiguous, 16-byte aligned arrays")
+    KERNELS[variant][blocks_for(variant, d_y.size), THREADS](a, d_x, d_y)
 # --8<-- [end:launch]
 
 
 def make_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Exactly representable values: a*x + y is exact in float32, with or without an FMA."""
     i = np.arange(n, dtype=np.int64)
-    x = ((i % 1000) * 0.5 - 250).astype(np.float32)
-    y = ((i % 777) * 0.25).astype(np.float32)
-    return x, y
+    return ((i % 1000) * 0.5 - 250).astype(np.float32), ((i % 777) * 0.25).astype(np.float32)
 
 
-# --8<-- [start:bytes]
-def saxpy_bytes(n: int) -> int:
-    return 3 * 4 * n  # read x, read y, write y: 3 float32 per element
-
-
-def copy_bytes(n: int) -> int:
-    return 2 * 4 * n  # read the source, write the destination
-# --8<-- [end:bytes]
-
-
-def check_saxpy(n: int, blocks=None, threads=THREADS) -> int:
-    """Run SAXPY once and return how many elements differ from NumPy's result."""
+def check(variant: str, n: int) -> int:
+    """Run one kernel once; how many elements differ from NumPy's result."""
     x, y = make_inputs(n)
     d_x, d_y = cuda.to_device(x), cuda.to_device(y)
-    run_saxpy(A, d_x, d_y, blocks, threads)
+    saxpy(variant, A, d_x, d_y)
     return int(np.count_nonzero(d_y.copy_to_host() != A * x + y))
 
 
-def measure(n: int, repeats: int = 20, transfers: bool = True, per_sm: int = 32) -> dict:
-    """Time SAXPY, the device copy and (optionally) host<->device copies; {name: Stats}."""
-    x, y = make_inputs(n)
-    d_x, d_y = cuda.to_device(x), cuda.to_device(y)
-    d_copy = cuda.device_array_like(d_x)
-    blocks = grid_for(n, per_sm=per_sm)
-    out = {"compile_first_s": timing.time_once(lambda: (run_saxpy(A, d_x, d_y, blocks),
-                                                        cuda.synchronize()))}
-    # --8<-- [start:measure]
-    out["saxpy"] = timing.time_cuda(lambda: run_saxpy(A, d_x, d_y, blocks), repeats, warmup=3,
-                                    calls=CALLS)
-    out["device_copy"] = timing.time_cuda(lambda: d_copy.copy_to_device(d_x), repeats, warmup=3,
-                                          calls=CALLS)
-    # --8<-- [end:measure]
-    if np.count_nonzero(d_copy.copy_to_host() != x):
-        raise RuntimeError("the device-to-device copy is wrong")
-    if transfers:
-        # --8<-- [start:transfers]
-        pageable = np.empty_like(x)             # ordinary host memory, may be paged out
-        pinned = cuda.pinned_array(n, np.float32)  # page-locked: the GPU can DMA it directly
-        pinned[:] = x
-        pageable[:] = x
-        out["h2d_pageable"] = timing.time_cuda(lambda: d_copy.copy_to_device(pageable), repeats)
-        out["h2d_pinned"] = timing.time_cuda(lambda: d_copy.copy_to_device(pinned), repeats)
-        out["d2h_pageable"] = timing.time_cuda(lambda: d_copy.copy_to_host(pageable), repeats)
-        out["d2h_pinned"] = timing.time_cuda(lambda: d_copy.copy_to_host(pinned), repeats)
-        # --8<-- [end:transfers]
-    return out
+# --8<-- [start:timing]
+def seconds_per_call(fn, repeats: int = 20) -> float:
+    """Median over `repeats` samples of CALLS calls between two CUDA events, per call."""
+    for _ in range(3):
+        fn()                   # warm-up (the first call also compiles)
+    if config.ENABLE_CUDASIM:  # the simulator's events time nothing: use the host clock
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+    samples = []
+    for _ in range(repeats):
+        start, end = cuda.event(), cuda.event()
+        start.record()
+        for _ in range(CALLS):
+            fn()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) / 1e3 / CALLS)
+    return float(np.median(samples))
+# --8<-- [end:timing]
 
 
 def positive_int(text: str) -> int:
@@ -118,13 +195,9 @@ def positive_int(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if not 1 <= value <= 2**32:
+        raise argparse.ArgumentTypeError(f"must be from 1 to 2^32, got {value}")
     return value
-
-
-def gbps(nbytes: int, seconds: float) -> float:
-    return nbytes / seconds / 1e9
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,12 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     parser.add_argument("n", nargs="?", type=positive_int, default=2**28,
                         help="number of float32 elements (default 2^28 = 268435456)")
+    parser.add_argument("--variant", choices=[*KERNELS, "all"], default="all",
+                        help="which kernel (default: all four)")
     parser.add_argument("--repeats", type=positive_int, default=20,
-                        help="timed repeats after warm-up; the median is reported (default 20)")
-    parser.add_argument("--no-transfers", action="store_true",
-                        help="skip the host<->device copies")
-    parser.add_argument("--blocks-per-sm", type=positive_int, default=32,
-                        help="blocks of 256 threads per SM in the grid (default 32)")
+                        help="timed samples after warm-up; the median is reported (default 20)")
     parser.add_argument("--check-only", action="store_true",
                         help="check the result against NumPy and stop (no timing)")
     args = parser.parse_args(argv)
@@ -145,32 +216,36 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no CUDA GPU found; to try this on the CPU, set NUMBA_ENABLE_CUDASIM=1",
               file=sys.stderr)
         return 1
-
-    blocks = grid_for(args.n, per_sm=args.blocks_per_sm)
-    wrong = check_saxpy(args.n, blocks)
-    if wrong:
-        print(f"error: {wrong} of {args.n} elements differ from NumPy", file=sys.stderr)
-        return 1
+    variants = list(KERNELS) if args.variant == "all" else [args.variant]
+    for variant in variants:
+        wrong = check(variant, args.n)
+        if wrong:
+            print(f"error: {variant}: {wrong} of {args.n} elements differ from NumPy",
+                  file=sys.stderr)
+            return 1
     if args.check_only:
         print(f"OK: all {args.n} elements match")
         return 0
-    res = measure(args.n, args.repeats, transfers=not args.no_transfers, per_sm=args.blocks_per_sm)
-    nbytes = 4 * args.n
-    sizes = {"saxpy": saxpy_bytes(args.n), "device_copy": copy_bytes(args.n)}
-    print(f"SAXPY, Numba CUDA, N = {args.n:,} float32, {blocks} blocks x {THREADS} threads "
-          f"(first call with compilation: {res['compile_first_s']:.2f} s)")
+    x, y = make_inputs(args.n)
+    d_x, d_y, d_copy = cuda.to_device(x), cuda.to_device(y), cuda.device_array_like(x)
+    copy_s = seconds_per_call(lambda: d_copy.copy_to_device(d_x), args.repeats)
+    copy_bw = 8 * args.n / copy_s  # read 1 float, write 1 float per element
+    print(f"SAXPY, Numba CUDA, N = {args.n:,} float32")
+    print(f"{'device copy':12s} {copy_s * 1e3:9.4f} ms {copy_bw / 1e9:8.1f} GB/s")
+    for variant in variants:
+        s = seconds_per_call(lambda: saxpy(variant, A, d_x, d_y), args.repeats)
+        bw = 12 * args.n / s     # read x, read y, write y: 3 float32 per element
+        print(f"{variant:12s} {s * 1e3:9.4f} ms {bw / 1e9:8.1f} GB/s  "
+              f"{100 * bw / copy_bw:5.1f}% of the copy")
     if config.ENABLE_CUDASIM:
-        print("(CUDA simulator: these are times of Python threads on the CPU, not of a GPU)")
-    for name, stats in res.items():
-        if name == "compile_first_s":
-            continue
-        moved = sizes.get(name, nbytes)
-        print(f"{name:13s} {stats.median_s * 1e3:10.4f} ms  {gbps(moved, stats.median_s):8.1f} GB/s")
-    ratio = (sizes["saxpy"] / res["saxpy"].median_s) / (sizes["device_copy"] / res["device_copy"].median_s)
-    print(f"saxpy / copy bandwidth: {ratio:.3f}")
+        print("(CUDA simulator: these are times of Python on the CPU, not of a GPU)")
     print(f"OK: all {args.n} elements match")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

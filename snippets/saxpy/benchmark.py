@@ -1,0 +1,224 @@
+"""SAXPY, registered with the benchmark runner: every version of the page, next to device copies.
+
+Run it with:  python snippets/bench/run.py saxpy --output saxpy.json
+(the CUDA C version needs `build/saxpy`, built from snippets/saxpy/saxpy.cu; it is built with
+`nvcc -arch=native` when missing). Each GPU round measures, in the same process and at the same
+N, the SAXPY kernels and the device copies (cudaMemcpy through Numba, CuPy and CUDA C, and two
+CUDA C copy kernels): the fastest copy of a round is the ceiling every kernel of it is held to.
+Three rounds (gpu-1, gpu-2, gpu-3) give the spread from one run to the next.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+import saxpy_cupy
+import saxpy_numba_cpu
+import saxpy_numba_cuda
+import saxpy_numpy
+from bench.runner import Benchmark, Case, Prepared, register
+
+A = np.float32(2.0)
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = Path(__file__).with_name("saxpy.cu")
+BINARY = Path(os.environ.get("SAXPY_CUDA_BINARY", ROOT / "build" / "saxpy"))
+LARGE = 2**28
+
+# --8<-- [start:register]
+GPU = ("numba_one", "numba_grid_stride", "numba_unrolled", "numba_vector", "numba_copy",
+       "cupy_expression", "cupy_elementwise", "cupy_raw", "cupy_copy",
+       "torch_saxpy", "torch_copy", "cuda_c")
+CPU = ("numpy", "numba_parallel", "cpu_copy", "cpu_read")
+BAR = ("numba_vector", "numba_copy", "cupy_raw", "cupy_copy", "cuda_c")  # rounds 2 and 3
+VARIANTS = {**{v: "gpu" for v in GPU}, **{v: "cpu" for v in CPU}}
+CASES = {
+    "smoke": Case({"n": 1027}, variants=("numba_one", "numba_grid_stride", "numba_unrolled",
+                                         "numba_vector", "numba_copy", *CPU), default=False),
+    "cpu": Case({"n": 2**26}, variants=CPU),
+    "gpu-1": Case({"n": LARGE}, variants=GPU),
+    "gpu-2": Case({"n": LARGE}, variants=BAR, note="rounds 2 and 3: the fastest versions only"),
+    "gpu-3": Case({"n": LARGE}, variants=BAR),
+    **{f"small-2^{e}": Case({"n": 2**e}, variants=("numba_vector", "cupy_raw", "cuda_c"))
+       for e in (10, 14, 18, 22)},
+}
+# --8<-- [end:register]
+
+
+def is_copy(variant: str) -> bool:
+    return "copy" in variant or variant == "cpu_read"
+
+
+@functools.lru_cache(maxsize=1)
+def inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    return saxpy_numba_cuda.make_inputs(n)
+
+
+def reference(p: dict) -> dict:
+    x, y = inputs(p["n"])
+    return {"x": x, "want": A * x + y, "sum": float(np.sum(x, dtype=np.float64))}
+
+
+def check(variant: str, result, ref: dict) -> dict:
+    if variant == "cpu_read":
+        return {"metric": "abs_error", "value": abs(result - ref["sum"]),
+                "ok": result == ref["sum"]}
+    want = ref["x"] if is_copy(variant) else ref["want"]
+    result = np.asarray(result)
+    wrong = int(np.count_nonzero(result != want)) if result.shape == want.shape else want.size
+    return {"metric": "mismatched_elements", "value": wrong, "ok": wrong == 0}
+
+
+def counts(variant: str, p: dict, ref) -> dict:
+    n = p["n"]
+    if variant == "cpu_read":
+        return {"bytes": 4 * n, "flops": n}
+    if is_copy(variant):
+        return {"bytes": 8 * n, "flops": 0}    # read 1, write 1 float32
+    return {"bytes": 12 * n, "flops": 2 * n}   # read x and y, write y; a multiply and an add
+
+
+def cuda_c_output(n: int, repeats: int = 20) -> str:
+    """Run the CUDA C binary (building it first if needed); its stdout, BENCH lines included."""
+    if not BINARY.is_file() or BINARY.stat().st_mtime < SOURCE.stat().st_mtime:
+        if shutil.which("nvcc") is None:
+            raise RuntimeError(f"{BINARY} is missing and nvcc is not on PATH to build it")
+        BINARY.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["nvcc", "-O3", "-arch=native", "-o", str(BINARY), str(SOURCE)],
+                       check=True, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([str(BINARY), str(n), str(repeats), "--bench"], capture_output=True,
+                          text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{BINARY.name} exited {proc.returncode}: "
+                           f"{(proc.stderr.strip().splitlines() or [''])[-1]}")
+    return proc.stdout
+
+
+def setup_cpu(variant: str, n: int) -> Prepared:
+    x, y0 = inputs(n)
+    y = y0.copy()  # updated in place by every call
+    if variant == "numpy":
+        return Prepared(run=lambda: (saxpy_numpy.saxpy(A, x, y), y)[1])
+    if variant == "numba_parallel":
+        return Prepared(run=lambda: (saxpy_numba_cpu.saxpy(A, x, y), y)[1])
+    if variant == "cpu_copy":
+        dst = np.empty_like(x)
+        return Prepared(run=lambda: (saxpy_numba_cpu.copy(x, dst), dst)[1])
+    return Prepared(run=lambda: saxpy_numba_cpu.read(x))
+
+
+def setup_numba(variant: str, n: int) -> Prepared:
+    from numba import cuda
+
+    x, y = inputs(n)
+    d_x, d_y = cuda.to_device(x), cuda.to_device(y)
+    if variant == "numba_copy":
+        d_c = cuda.device_array_like(d_x)
+
+        def run_copy():
+            src = cuda.to_device(x)
+            dst = cuda.device_array_like(src)
+            dst.copy_to_device(src)
+            return dst.copy_to_host()
+        return Prepared(run=run_copy, kernel=lambda: d_c.copy_to_device(d_x),
+                        fetch=d_c.copy_to_host)
+    kind = variant.removeprefix("numba_")
+
+    def run():
+        dx, dy = cuda.to_device(x), cuda.to_device(y)
+        saxpy_numba_cuda.saxpy(kind, A, dx, dy)
+        return dy.copy_to_host()
+    return Prepared(run=run, kernel=lambda: saxpy_numba_cuda.saxpy(kind, A, d_x, d_y),
+                    fetch=d_y.copy_to_host)
+
+
+def setup_cupy(variant: str, n: int) -> Prepared:
+    cp = saxpy_cupy.import_cupy()
+    if cp is None:
+        raise RuntimeError("CuPy is not installed or finds no GPU")
+    x, y = inputs(n)
+    d_x, d_y = cp.asarray(x), cp.asarray(y)
+    if variant == "cupy_copy":
+        d_c = cp.empty_like(d_x)
+
+        def run_copy():
+            src = cp.asarray(x)
+            dst = cp.empty_like(src)
+            dst.data.copy_from_device(src.data, src.nbytes)
+            return cp.asnumpy(dst)
+        return Prepared(run=run_copy,
+                        kernel=lambda: d_c.data.copy_from_device(d_x.data, d_x.nbytes),
+                        fetch=lambda: cp.asnumpy(d_c))
+    fn = saxpy_cupy.kernels(cp)[variant.removeprefix("cupy_")]
+
+    def run():
+        dx, dy = cp.asarray(x), cp.asarray(y)
+        fn(A, dx, dy)
+        return cp.asnumpy(dy)
+    return Prepared(run=run, kernel=lambda: fn(A, d_x, d_y), fetch=lambda: cp.asnumpy(d_y))
+
+
+def setup_torch(variant: str, n: int) -> Prepared:
+    import torch
+
+    x, y = inputs(n)
+    dev = torch.device("cuda")
+    d_x, d_y = torch.from_numpy(x).to(dev), torch.from_numpy(y).to(dev)
+    if variant == "torch_copy":
+        d_c = torch.empty_like(d_x)
+
+        def run_copy():
+            src = torch.from_numpy(x).to(dev)
+            return torch.empty_like(src).copy_(src).cpu().numpy()
+        return Prepared(run=run_copy, kernel=lambda: d_c.copy_(d_x),
+                        fetch=lambda: d_c.cpu().numpy())
+
+    def run():
+        dy = torch.from_numpy(y).to(dev)
+        dy.add_(torch.from_numpy(x).to(dev), alpha=float(A))  # y += a*x, one kernel
+        return dy.cpu().numpy()
+    return Prepared(run=run, kernel=lambda: d_y.add_(d_x, alpha=float(A)),
+                    fetch=lambda: d_y.cpu().numpy())
+
+
+def setup(variant: str, p: dict) -> Prepared:
+    n = p["n"]
+    if VARIANTS[variant] == "cpu":
+        return setup_cpu(variant, n)
+    if variant == "cuda_c":
+        return Prepared(external=lambda: cuda_c_output(n))
+    if variant.startswith("numba_"):
+        return setup_numba(variant, n)
+    if variant.startswith("cupy_"):
+        return setup_cupy(variant, n)
+    return setup_torch(variant, n)
+
+
+BENCHMARK = register(Benchmark(
+    name="saxpy", variants=VARIANTS, cases=CASES, setup=setup, reference=reference, check=check,
+    counts=counts, compiled=("numba_vector", "numba_parallel"), probe_params={"n": 1024}))
+
+
+# --8<-- [start:ceiling]
+def of_fastest_copy(measurements: list[dict]) -> dict[str, dict[str, float]]:
+    """{case: {variant: bandwidth / the case's fastest device copy}}, kernel phase on the GPU.
+
+    One ceiling per round: the fastest of every copy measured in it (cudaMemcpy through CUDA C,
+    Numba and CuPy, PyTorch's copy_, the CUDA C copy kernels), whoever made it.
+    """
+    rows = [m for m in measurements if m["device"] == "gpu" and m["phase"] == "kernel"
+            and m.get("bytes") and m["median_s"] > 0]
+    out: dict[str, dict[str, float]] = {}
+    for case in dict.fromkeys(m["case"] for m in rows):
+        mine = [m for m in rows if m["case"] == case]
+        copies = [m["bytes"] / m["median_s"] for m in mine if is_copy(m["variant"])]
+        if copies:
+            best = max(copies)
+            out[case] = {m["variant"]: m["bytes"] / m["median_s"] / best for m in mine}
+    return out
+# --8<-- [end:ceiling]
