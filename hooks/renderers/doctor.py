@@ -77,3 +77,20 @@ def cuda_driver_table(docs_dir: Path, path: str, majors: str = "13,12,11") -> st
     note = ("Windows: — means NVIDIA lists no minimum because the CUDA 13 Windows installers no "
             "longer bundle a driver.")
     return f"{table}\n\n<small>Source: {cite} (file <code>docs/{escape(path)}</code>). {note}</small>\n"
+
+
+@renderer("troubleshooting_log")
+def troubleshooting_log(docs_dir: Path, path: str, machine: str = "the project's NVIDIA H200 machine") -> str:
+    """A raw log that gpu/troubleshooting.sh recorded on the GPU machine, shown as it was written."""
+    file = (docs_dir / path).resolve()
+    shown = path.removeprefix("../")
+    if not file.is_file():
+        return (f'!!! note "Not recorded on {escape(machine)} yet"\n\n'
+                f"    `{escape(shown)}` is written by `gpu/troubleshooting.sh` on a GPU machine "
+                "(`OUT=... bash gpu/run_all.sh troubleshooting`); run the commands above on yours "
+                "to see the output.\n")
+    text = file.read_text(errors="replace").rstrip("\n")
+    if "```" in text:
+        raise ValueError(f"{shown}: a log with a code fence cannot be shown verbatim")
+    return (f"```text\n{text}\n```\n\n<small>Recorded on {escape(machine)} by "
+            f"<code>gpu/troubleshooting.sh</code>; raw log: <code>{escape(shown)}</code>.</small>\n")
