@@ -1,20 +1,25 @@
-"""The snippet contract: every include resolves, every snippet is shown and run, the site builds."""
+"""The snippet contract: every include resolves, every snippet is shown and really run (recorded by
+conftest.py), the site builds."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from conftest import ROOT, SNIPPETS
+import conftest
+from conftest import (GPU_ONLY, ROOT, RUN_LOG, SNIPPETS, full_run, not_executed, runnable_snippets,
+                      snippets_in_command)
 
 DOCS = ROOT / "docs"
-TESTS = ROOT / "tests"
 INCLUDE = re.compile(r'--8<--\s+"(?P<target>[^"]+)"')
 FENCE_OPEN = re.compile(r"^(?P<indent>\s*)(?P<ticks>`{3,}|~{3,})(?P<info>.*)$")
 COLLECTED_INFO = {"python", "sh", "bash"}  # what pytest-codeblocks executes
-RUNNABLE = {".py", ".c", ".cu"}
 IGNORED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
 
 
@@ -52,11 +57,6 @@ def included_paths() -> set[str]:
     return {target.split(":")[0] for _, target in includes()}
 
 
-def executed_by_pages() -> str:
-    return "\n".join(body for page in pages() for info, body in fences(page.read_text())
-                     if info in COLLECTED_INFO)
-
-
 @pytest.mark.parametrize(("page", "target"), includes(),
                          ids=[f"{p.relative_to(DOCS)}->{t}" for p, t in includes()])
 def test_include_target_exists(page, target):
@@ -83,22 +83,70 @@ def test_no_collected_fence_holds_an_include():
                            f"give them a title=: {offenders}")
 
 
-def is_runnable(path: Path) -> bool:
-    text = path.read_text()
-    if path.suffix == ".py":
-        return '__name__ == "__main__"' in text
-    return path.suffix in RUNNABLE and re.search(r"\bint\s+main\s*\(", text) is not None
+# "Executed" means executed: conftest.py records every snippet the session really runs and,
+# at the end of a full run, fails naming the runnable ones nobody ran (see its docstring).
+# The tests below check that recorder and the GPU-only list it exempts.
+
+@pytest.mark.parametrize(("snippet", "gpu_test"), sorted(GPU_ONLY.items()))
+def test_gpu_only_snippets_name_their_gpu_test(snippet, gpu_test):
+    assert snippet in runnable_snippets(), f"{snippet} is not a runnable snippet: drop it from GPU_ONLY"
+    test_file = ROOT / gpu_test.split("::")[0]
+    assert test_file.is_file(), f"{snippet}: its GPU test {gpu_test} does not exist"
+    text = test_file.read_text()
+    assert Path(snippet).name in text, f"{gpu_test} never names {Path(snippet).name}"
+    assert "pytest.mark.gpu" in text or "HAS_GPU" in text, f"{gpu_test} has no GPU-only test"
 
 
-@pytest.mark.parametrize("snippet", [p for p in snippet_files() if p.suffix in RUNNABLE],
-                         ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_runnable_snippet_is_executed(snippet):
-    if not is_runnable(snippet):
-        pytest.skip("a module, not a program")
-    rel = str(snippet.relative_to(SNIPPETS))
-    tests_text = "\n".join(p.read_text() for p in TESTS.rglob("*.py"))
-    assert rel in executed_by_pages() or rel in tests_text, (
-        f"snippets/{rel} is run neither by a page's bash block nor by a test")
+def test_runnable_snippets_are_found():
+    found = runnable_snippets()
+    assert "snippets/bench/run.py" in found and "snippets/bench/timing.py" not in found
+    assert any(f.endswith(".cu") for f in found)
+
+
+@pytest.mark.parametrize(("command", "cwd", "expected"), [
+    ([sys.executable, str(SNIPPETS / "bench/run.py"), "--help"], None, {"snippets/bench/run.py"}),
+    ("NUMBA_ENABLE_CUDASIM=1 python snippets/bench/run.py mandelbrot --output x.json", ROOT,
+     {"snippets/bench/run.py", "snippets/mandelbrot/benchmark.py"}),
+    ("cd snippets/bench && python run.py --help  # a comment", ROOT, {"snippets/bench/run.py"}),
+    ("python snippets/bench/no_such_file.py", ROOT, set()),
+    ("python run.py", ROOT, set()),  # not a snippet from here
+    (["ls", str(SNIPPETS / "bench")], None, set()),  # a folder is not a program
+    ("echo 'unbalanced", ROOT, set()),
+])
+def test_commands_are_traced_to_snippet_files(command, cwd, expected):
+    assert snippets_in_command(command, cwd) == expected
+
+
+def test_subprocesses_are_recorded_in_the_run_log():
+    log = Path(os.environ[RUN_LOG])
+    target = "snippets/bench/run.py"
+    conftest._EXECUTED.discard(target)
+    subprocess.run([sys.executable, "-c", "pass", str(ROOT / target)], check=True)
+    assert target in log.read_text().split()
+
+
+def test_full_run_is_only_a_whole_suite_run():
+    def config(**opts):
+        option = SimpleNamespace(**{"file_or_dir": [], "keyword": "", "markexpr": "",
+                                    "deselect": None, "lf": False, **opts})
+        return SimpleNamespace(option=option, rootpath=ROOT, getini=lambda name: ["tests", "docs"],
+                               getoption=lambda name, default=None: True)
+
+    session = SimpleNamespace(shouldstop=False)
+    os.environ.pop("SNIPPETS_RUN_CHECK", None)
+    assert full_run(config(), session)
+    assert full_run(config(file_or_dir=["docs", "tests/"]), session)
+    assert not full_run(config(file_or_dir=["tests/test_docs_integrity.py"]), session)
+    assert not full_run(config(keyword="saxpy"), session)
+    assert not full_run(config(markexpr="gpu"), session)
+    assert not full_run(config(), SimpleNamespace(shouldstop="-x: stopped after a failure"))
+
+
+def test_not_executed_names_what_was_not_run():
+    everything = set(runnable_snippets())
+    assert not_executed(everything) == []
+    missing = not_executed(everything - {"snippets/bench/run.py"} - set(GPU_ONLY))
+    assert missing == ["snippets/bench/run.py"]  # GPU-only files are never reported
 
 
 def test_fence_parser_sees_collected_blocks():
