@@ -1,3 +1,4 @@
+# --8<-- [start:format]
 """Samples timed outside Python (a CUDA C binary, a framework's own loop), read from its output.
 
 The program prints one line per measurement: the literal prefix ``BENCH `` and one JSON object::
@@ -11,6 +12,7 @@ The program prints one line per measurement: the literal prefix ``BENCH `` and o
 ``extra`` are optional; nothing else is allowed. ``parse`` reads every such line and rejects
 the whole output, with a one-line ``ValueError``, at the first line that breaks these rules.
 """
+# --8<-- [end:format]
 
 from __future__ import annotations
 
