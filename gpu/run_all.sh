@@ -4,9 +4,18 @@
 # Each gpu/<topic>.sh gets an empty RESULTS_DIR; everything ends up in $OUT/results.tgz
 # (plus $OUT/summary.txt). Python wheels found in .whl/ (e.g. numpy 2.4 for numba-cuda,
 # keras) are installed to a private folder first and put on PYTHONPATH.
+# Results files record the git commit of the code. A copied tree without .git cannot tell it:
+# name it from the checkout that sent the tree, e.g.
+#   BENCH_GIT_COMMIT=$(git rev-parse HEAD) BENCH_GIT_DIRTY=$(git status --porcelain -uno | grep -q . && echo 1 || echo 0) OUT=... bash gpu/run_all.sh ...
+# A topic cut short keeps what it measured in <name>.partial.json (packed like the rest).
 set -u
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT to the folder that should receive results.tgz}"
+if [ -z "${BENCH_GIT_COMMIT:-}" ] && git rev-parse HEAD >/dev/null 2>&1; then
+    BENCH_GIT_COMMIT=$(git rev-parse HEAD)
+    BENCH_GIT_DIRTY=$(git status --porcelain -uno | grep -q . && echo 1 || echo 0)
+fi
+export BENCH_GIT_COMMIT="${BENCH_GIT_COMMIT:-}" BENCH_GIT_DIRTY="${BENCH_GIT_DIRTY:-}"
 if compgen -G ".whl/*.whl" >/dev/null; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site .whl/*.whl || exit 1

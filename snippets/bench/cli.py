@@ -35,24 +35,24 @@ def _number(kind, text: str):
     return value
 
 
-def positive_int(upper: int) -> Callable[[str], int]:
-    """argparse type: a whole number from 1 to `upper`."""
+def int_between(lower: int, upper: int) -> Callable[[str], int]:
+    """argparse type: a whole number from `lower` to `upper`."""
     def parse(text: str) -> int:
         value = _number(int, text)
-        if not 1 <= value <= upper:
-            raise argparse.ArgumentTypeError(f"must be from 1 to {upper}, got {value}")
+        if not lower <= value <= upper:
+            raise argparse.ArgumentTypeError(f"must be from {lower} to {upper}, got {value}")
         return value
     return parse
+
+
+def positive_int(upper: int) -> Callable[[str], int]:
+    """argparse type: a whole number from 1 to `upper`."""
+    return int_between(1, upper)
 
 
 def non_negative_int(upper: int) -> Callable[[str], int]:
     """argparse type: a whole number from 0 to `upper`."""
-    def parse(text: str) -> int:
-        value = _number(int, text)
-        if not 0 <= value <= upper:
-            raise argparse.ArgumentTypeError(f"must be from 0 to {upper}, got {value}")
-        return value
-    return parse
+    return int_between(0, upper)
 
 
 def positive_float(upper: float = math.inf) -> Callable[[str], float]:
