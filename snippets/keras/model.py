@@ -1,6 +1,6 @@
 """The cats-vs-dogs CNN of the original article, written for Keras 3, on any backend.
 
-Imported by train.py and by the GPU benchmark; run it to print the layer table:
+Imported by train.py, profile_step.py and benchmark.py; run it to print the layer table:
 
     python snippets/keras/model.py --image-size 64
 """
@@ -34,15 +34,36 @@ def build_model(image_size: int = 64, augment: bool = True) -> keras.Model:
         layers.MaxPooling2D(pool_size=(2, 2)),          # keep the strongest of each 2x2
         layers.Flatten(),                               # feature maps to one vector
         layers.Dense(128, activation="relu"),
-        layers.Dense(1, activation="sigmoid"),          # P(dog); cats are class 0
+        # P(dog); cats are class 0. float32 even under mixed_bfloat16, so the loss stays exact.
+        layers.Dense(1, activation="sigmoid", dtype="float32"),
     ], name="cats_vs_dogs")
 
 
 def compile_model(model: keras.Model, learning_rate: float = 1e-3) -> keras.Model:
+    allow_xla(model)  # before compile: jit_compile="auto" then chooses XLA
     model.compile(optimizer=keras.optimizers.Adam(learning_rate),
                   loss="binary_crossentropy", metrics=["accuracy"])
     return model
 # --8<-- [end:model]
+
+
+# --8<-- [start:xla]
+def allow_xla(model: keras.Model) -> keras.Model:
+    """Under JAX, let XLA compile the augmentation layers into the training step.
+
+    RandomRotation and RandomZoom set supports_jit = False, because TensorFlow's XLA cannot
+    compile the image op they use there. One such layer turns XLA off for the whole model, and
+    Keras then runs each training step op by op from Python. Under JAX the same layers are
+    jax.numpy code, which XLA compiles like the rest. Call it after loading a saved model too.
+    """
+    if keras.backend.backend() != "jax" or "augmentation" not in [l.name for l in model.layers]:
+        return model
+    for layer in model.get_layer("augmentation").layers:
+        layer.supports_jit = True
+    if model.compiled:  # a loaded model was compiled with the value saved in it
+        model.jit_compile = True
+    return model
+# --8<-- [end:xla]
 
 
 def main(argv: list[str] | None = None) -> int:

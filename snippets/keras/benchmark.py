@@ -1,0 +1,140 @@
+"""Training throughput of the cats-vs-dogs CNN (images/s) on the GPU and the host CPU, for the runner.
+
+    KERAS_BACKEND=jax python snippets/bench/run.py keras --output docs/data/keras-h200.json
+
+One call of a variant is one epoch of model.fit on in-memory uint8 images (drawn like
+make_dataset.py's, 512 distinct ones repeated), batch 256, timed on the host clock after the
+runner's warm-up epochs; the loss it returns waits for the device. Under JAX the CPU variants
+train in the same process on jax.devices("cpu") (every host core); the GPU ones on the first GPU.
+Cases: with and without the augmentation layers, and the pitfall the page explains (Keras's
+default, which runs the augmented step op by op). The TensorFlow backend runs the CPU variants.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+
+import numpy as np
+
+from bench.runner import Benchmark, Case, Prepared, register
+
+BATCH = 256
+GPU_IMAGES = 20_480  # 80 steps of 256: about the 25,000 images of Kaggle's training set
+CPU_IMAGES = 1_024  # 4 steps: the CPU is ~300 times slower; the rate per image is what compares
+
+VARIANTS = {"gpu-float32": "gpu", "gpu-bfloat16": "gpu", "cpu-float32": "cpu"}
+
+
+def _case(augment: bool, images: int, variants: tuple, xla: bool = True, note: str = "",
+          batch: int = BATCH, size: int = 64, default: bool = True) -> Case:
+    return Case(params={"augment": augment, "xla_augmentation": xla, "batch_size": batch,
+                        "images_per_epoch": images, "image_size": size}, variants=variants,
+                note=note, default=default)
+
+
+CASES = {
+    "gpu-augmented": _case(True, GPU_IMAGES, ("gpu-float32", "gpu-bfloat16")),
+    "gpu-plain": _case(False, GPU_IMAGES, ("gpu-float32", "gpu-bfloat16")),
+    "cpu-augmented": _case(True, CPU_IMAGES, ("cpu-float32",),
+                           note="CPU epochs of 1,024 images (the GPU's: 20,480); bfloat16 is "
+                                "not measured on the CPU"),
+    "cpu-plain": _case(False, CPU_IMAGES, ("cpu-float32",)),
+    "gpu-augmented-keras-default": _case(
+        True, 5_120, ("gpu-float32",), xla=False,
+        note="Keras's own choice (no XLA for the augmented model, "
+             "every step run op by op); 5,120 images per epoch, as it is ~70 times slower"),
+    "cpu-smoke": _case(True, 64, ("cpu-float32",), batch=32, size=32, default=False,
+                       note="a quick check of the code path (tests), not a result"),
+}
+
+
+def backend() -> str:
+    return os.environ.get("KERAS_BACKEND", "tensorflow")
+
+
+def make_images(n: int, size: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """n uint8 images (size x size x 3) and 0/1 labels: 512 distinct ones, repeated."""
+    from make_dataset import draw
+
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2, min(n, 512))
+    images = np.stack([draw("dog" if y else "cat", rng, size)[:size, :size] for y in labels])
+    reps = math.ceil(n / len(labels))
+    return np.tile(images, (reps, 1, 1, 1))[:n], np.tile(labels, reps)[:n].astype("float32")
+
+
+def device_scope(device: str):
+    """Where the model lives and trains: the first GPU (the default) or the host CPU."""
+    if device == "gpu":
+        return contextlib.nullcontext()
+    if backend() == "jax":
+        import jax
+
+        return jax.default_device(jax.devices("cpu")[0])
+    import keras
+
+    return keras.device("cpu:0")
+
+
+def setup(variant: str, p: dict) -> Prepared:
+    import keras
+
+    from model import allow_xla, build_model
+
+    device, precision = variant.split("-")
+    images, labels = make_images(p["images_per_epoch"], p["image_size"])
+    scope = device_scope(device)
+    with scope:
+        keras.mixed_precision.set_global_policy("mixed_bfloat16" if precision == "bfloat16"
+                                                else "float32")
+        keras.utils.set_random_seed(0)
+        model = build_model(p["image_size"], augment=p["augment"])
+        keras.mixed_precision.set_global_policy("float32")
+        if p["xla_augmentation"]:
+            allow_xla(model)
+        model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="binary_crossentropy",
+                      metrics=["accuracy"])
+
+    def epoch() -> dict:
+        with scope:
+            history = model.fit(images, labels, batch_size=p["batch_size"], epochs=1,
+                                verbose=0)
+        # The numbers are on the host: every step of the epoch has finished.
+        return {"loss": float(history.history["loss"][-1]), "jit_compile": model.jit_compile,
+                "device": str(model.weights[0].value.devices() if backend() == "jax" else "")}
+
+    return Prepared(run=epoch)
+
+
+def reference(p: dict) -> dict:
+    return {"jit_compile": p["xla_augmentation"] or not p["augment"]}
+
+
+def check(variant: str, result: dict, ref: dict) -> dict:
+    """The loss is a number (bf16 overflow or a broken step gives nan/inf), the model trained on
+    the device the variant names, and XLA compiled the step exactly when the case says so."""
+    loss = result["loss"]
+    on_cpu = "cpu" in result["device"].lower()
+    right_place = variant.startswith("cpu") == on_cpu or backend() != "jax"
+    xla_as_meant = result["jit_compile"] == ref["jit_compile"] or backend() != "jax"
+    return {"metric": "training loss of the first epoch (binary cross-entropy)",
+            "value": round(loss, 4) if math.isfinite(loss) else str(loss),
+            "ok": math.isfinite(loss) and right_place and xla_as_meant}
+
+
+def counts(variant: str, p: dict, ref: dict) -> dict:
+    return {"work": {"images": p["images_per_epoch"]},
+            "extra": {"backend": backend(), "precision": variant.split("-")[1]}}
+
+
+BENCHMARK = register(Benchmark(
+    name="keras",
+    variants=VARIANTS,
+    cases=CASES,
+    setup=setup,
+    reference=reference,
+    check=check,
+    counts=counts,
+))
