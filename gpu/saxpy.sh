@@ -43,7 +43,7 @@ fi
 step "the benchmark runner: every version, three GPU rounds"
 cases=()
 [ -n "${SAXPY_CASES:-}" ] && cases=(--cases "$SAXPY_CASES")
-timeout 200 python3 snippets/bench/run.py saxpy ${cases[@]+"${cases[@]}"} --compile-runs 1 \
+timeout "${SAXPY_TIMEOUT:-200}" python3 snippets/bench/run.py saxpy ${cases[@]+"${cases[@]}"} --compile-runs 1 \
     --output "$RESULTS_DIR/saxpy-h200.json" > "$RESULTS_DIR/saxpy-run.txt" 2>&1 || status=1
 tail -45 "$RESULTS_DIR/saxpy-run.txt"
 

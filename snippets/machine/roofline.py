@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-PRECISIONS = ("FP32", "TF32", "BF16")
+PRECISIONS = ("FP64", "FP32", "TF32", "BF16")
 TOLERANCE = 1.10  # how far above a roof a point may sit before it counts as an error (see check)
 
 
@@ -42,19 +42,23 @@ def attainable(bandwidth: float, peak: float, intensity: float) -> float:
     return min(peak, bandwidth * intensity)
 
 
-def point_from(m: dict, source: str = "") -> Point:
+def point_from(m: dict, source: str = "", benchmark: str = "") -> Point:
     """A measured kernel as a roofline point: intensity = flops / bytes, rate = flops / time."""
-    return Point(label=m["variant"], device=m["device"], precision=precision_of(m),
+    return Point(label=m["variant"], device=m["device"], precision=precision_of(m, benchmark),
                  intensity=m["flops"] / m["bytes"], rate=m["flops"] / m["median_s"], source=source,
                  flops=m["flops"])
 # --8<-- [end:roof]
 
 
-def precision_of(m: dict) -> str:
-    """The compute ceiling a measurement is held to: tensor-core formats by name, else FP32.
+FP64_BENCHMARKS = {"mandelbrot": ("cuda_f32",)}  # float64 throughout, except these variants
 
-    FP64 and FP32 kernels on CUDA cores are held to the FP32 matrix-product rate, which they
-    cannot exceed on the GPUs and CPUs this site measures.
+
+def precision_of(m: dict, benchmark: str = "") -> str:
+    """The compute ceiling a measurement is held to: its format, by name or by benchmark.
+
+    A float64 kernel is held to the FP64 matrix-product rate (on an H200 that rate uses the FP64
+    tensor cores, so a kernel on the FP64 units stays well below it); float32 kernels on CUDA
+    cores to the FP32 rate; tensor-core formats to their own.
     """
     params = m.get("params") or {}
     text = " ".join(str(v) for v in (m.get("variant"), m.get("precision"), params.get("dtype"),
@@ -63,6 +67,10 @@ def precision_of(m: dict) -> str:
         return "BF16"
     if "tf32" in text:
         return "TF32"
+    if any(k in text for k in ("fp64", "float64", "f64", "double")):
+        return "FP64"
+    if benchmark in FP64_BENCHMARKS and m.get("variant") not in FP64_BENCHMARKS[benchmark]:
+        return "FP64"
     return "FP32"
 
 
@@ -73,7 +81,7 @@ def ceilings(doc: dict) -> dict:
         if m["phase"] != "kernel" or m.get("role") not in ("ceiling", "ceiling+point"):
             continue
         dev = found.setdefault(m["device"], {"bandwidth": None, "peaks": {}})
-        if m["case"] == "matmul":
+        if "matmul" in m["case"]:
             dev["peaks"][precision_of(m)] = m["flops"] / m["median_s"]
         else:  # a streaming kernel; with several (the CPU's), the best of them
             dev["bandwidth"] = max(dev["bandwidth"] or 0, m["bytes"] / m["median_s"])
@@ -86,8 +94,8 @@ def points(doc: dict, source: str = "", best_per_variant: bool = True) -> list[P
     With best_per_variant, a size sweep gives one point per (device, variant): its largest
     problem (most FLOPs), the one that fills the machine best; the fastest of equal sizes.
     """
-    found = [point_from(m, source) for m in doc["measurements"]
-             if m.get("phase") == "kernel" and m.get("role") != "ceiling"
+    found = [point_from(m, source, doc.get("benchmark", "")) for m in doc["measurements"]
+             if m.get("phase") == "kernel" and m.get("role") not in ("ceiling", "transfer")
              and (m.get("flops") or 0) > 0 and (m.get("bytes") or 0) > 0 and m["median_s"] > 0]
     if not best_per_variant:
         return found
@@ -128,7 +136,7 @@ def draw(ceils: dict, pts: list[Point], title: str = "Roofline"):
     import matplotlib.pyplot as plt
 
     colours = {"gpu": "tab:blue", "cpu": "tab:orange"}
-    styles = {"FP32": "-", "TF32": "--", "BF16": ":"}
+    styles = {"FP64": "-.", "FP32": "-", "TF32": "--", "BF16": ":"}
     xs = [p.intensity for p in pts] + [1 / 8, 4096]
     for c in ceils.values():
         xs += [pk / c["bandwidth"] for pk in c["peaks"].values()]

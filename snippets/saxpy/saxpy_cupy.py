@@ -47,7 +47,7 @@ def import_cupy():
 
 
 def kernels(cp) -> dict:
-    """{"expression", "elementwise", "raw"}: three ways to run y = a*x + y in place."""
+    """{"expression", "elementwise", "elementwise_256", "raw"}: ways to run y = a*x + y in place."""
     # --8<-- [start:kernel]
     elementwise = cp.ElementwiseKernel(
         "float32 a, float32 x",  # inputs
@@ -67,7 +67,11 @@ def kernels(cp) -> dict:
     def expression(a, x, y):
         cp.add(a * x, y, out=y)  # two kernels and a temporary array for a * x
 
-    return {"expression": expression, "elementwise": elementwise, "raw": saxpy_raw}
+    def elementwise_256(a, x, y):
+        elementwise(a, x, y, block_size=256)  # the same kernel, launched with 256-thread blocks
+
+    return {"expression": expression, "elementwise": elementwise,
+            "elementwise_256": elementwise_256, "raw": saxpy_raw}
 
 
 def make_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
