@@ -7,31 +7,33 @@ the GPU run is committed).
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from html import escape
 from pathlib import Path
 
 from . import load_json, markdown_table, renderer, svg_figure
-from .run_details import describe_run, load
+from .run_details import describe_run, load_results
 
-BAR_PIXEL_ITERATIONS = 1.0e12  # the issue's bar for cuda_f64 on the large case
+BAR_PIXEL_ITERATIONS = 1.5e12  # the bar for the tuned float64 kernel on the large case (issue 15)
+BAR_VARIANT = "cuda_f64_fast"
 BAR_SPREAD = 1.2
 LABELS = {"python": "pure Python", "numpy": "NumPy (vectorised)", "njit": "Numba @njit (1 core)",
           "njit_parallel": "Numba @njit(parallel=True)", "cuda_f64": "Numba CUDA float64",
-          "cuda_f32": "Numba CUDA float32"}
+          "cuda_f64_fast": "Numba CUDA float64, tuned", "cuda_f32": "Numba CUDA float32"}
+GPU_COLOUR, CPU_COLOUR = "#3f51b5", "#9e9e9e"
 PHASES = {"kernel": "kernel", "end_to_end": "end to end", "compile_first": "first call, empty cache",
           "compile_cached": "first call, warm cache", "context_init": "CUDA context start-up"}
 
 
 def pick(docs_dir: Path, path: str) -> tuple[str, dict, str]:
-    """(chosen path, results document, stand-in notice or "")."""
+    """(chosen path, results document, stand-in notice or ""): "a.json|b.json" reads b.json,
+    with a warning box, while a.json is not committed yet (run_details.load_results)."""
     options = [p.strip() for p in path.split("|") if p.strip()]
-    for i, option in enumerate(options):
-        if (docs_dir / option).is_file():
-            notice = "" if i == 0 else (
-                f'!!! warning "Stand-in results"\n\n    {escape(options[0])} has not been '
-                f"committed yet: the figures below come from {escape(option)}.\n")
-            return option, load(docs_dir, option), notice
-    raise FileNotFoundError(f"none of {options} exists under {docs_dir}")
+    if not 1 <= len(options) <= 2:
+        raise ValueError(f"path={path!r}: give one results file, or two as 'file|fallback'")
+    doc, used, notice = load_results(docs_dir, options[0], options[1] if options[1:] else None)
+    return used, doc, notice
 
 
 def fmt_time(seconds: float) -> str:
@@ -106,32 +108,38 @@ def table(docs_dir: Path, path: str, case: str) -> str:
 
 @renderer("mandelbrot_chart")
 def chart(docs_dir: Path, path: str, case: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     _, doc, _ = pick(docs_dir, path)
     rows = sorted((m for m in case_rows(doc, case) if m["phase"] in ("kernel", "end_to_end")),
                   key=lambda m: -m["median_s"])
     best = best_cpu(rows)
     names = [f"{label(m)}{' (end to end)' if m['phase'] == 'end_to_end' else ''}" for m in rows]
-    colours = ["#3f51b5" if m["device"] == "gpu" else "#9e9e9e" for m in rows]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 0.45 * len(rows) + 1.4), sharey=True)
+    colours = [GPU_COLOUR if m["device"] == "gpu" else CPU_COLOUR for m in rows]
+    panels = 2 if best else 1
+    fig, axes = plt.subplots(panels, 1, figsize=(8, panels * (0.42 * len(rows) + 1.3) + 0.9),
+                             squeeze=False)
+    left = axes[0][0]
     medians = [m["median_s"] for m in rows]
     errors = [[m["median_s"] - m["min_s"] for m in rows], [m["max_s"] - m["median_s"] for m in rows]]
-    left.barh(names, medians, xerr=errors, color=colours)
+    left.barh(names, medians, xerr=errors, color=colours, zorder=2)
     left.set_xscale("log")
     left.set_xlabel("time per run, seconds (log scale; whiskers: min and max)")
     if best:
+        right = axes[1][0]
         speed = [best["median_s"] / m["median_s"] for m in rows]
-        right.barh(names, speed, color=colours)
+        right.barh(names, speed, color=colours, zorder=2)
         right.set_xscale("log")
-        right.axvline(1.0, color="black", linewidth=0.8)
+        right.axvline(1.0, color="#000000", linewidth=0.8, zorder=3)
         right.set_xlabel(f"speed-up over {label(best)} (log scale)")
-    for ax in (left, right):
-        ax.grid(axis="x", which="both", alpha=0.3)
-    fig.suptitle(size_text(rows[0]["params"]), fontsize=10)
+    for ax in (row[0] for row in axes):
+        ax.set_axisbelow(True)
+        ax.grid(axis="x", which="major", zorder=0)
+    fig.legend(handles=[Patch(color=GPU_COLOUR, label="GPU"), Patch(color=CPU_COLOUR, label="CPU")],
+               loc="upper right", ncols=2, frameon=False)
+    fig.suptitle(size_text(rows[0]["params"]), x=0.02, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     alt = (f"Bar charts for {size_text(rows[0]['params'])}: time per variant on a log scale, and "
            "speed-up over the fastest CPU variant; GPU bars are blue, CPU bars grey. "
            + "; ".join(f"{n}: {fmt_time(m['median_s'])}" for n, m in zip(names, rows)))
@@ -157,27 +165,48 @@ def compile_table(docs_dir: Path, path: str) -> str:
                                   out, "llrrr") + caption
 
 
+def cpu_text(doc: dict) -> str:
+    """The CPU the CPU figures ran on, as the results file names it."""
+    host = doc["system"].get("host", {})
+    return f"{host.get('cores', '?')} vCPUs ({host.get('cpu', 'unknown CPU')})"
+
+
+def gpu_text(doc: dict) -> str:
+    gpus = doc["system"].get("gpus") or []
+    return f"an {gpus[0]['name']}" if gpus else "no GPU"
+
+
+def best_f64_gpu(rows: list[dict]) -> dict[str, dict]:
+    """The phases of the fastest float64 GPU kernel of a case."""
+    kernels = [m for m in rows if m["variant"].startswith("cuda_f64") and m["phase"] == "kernel"]
+    if not kernels:
+        return {}
+    variant = min(kernels, key=lambda m: m["median_s"])["variant"]
+    return {m["phase"]: m for m in rows if m["variant"] == variant}
+
+
 @renderer("mandelbrot_headline")
 def headline(docs_dir: Path, path: str) -> str:
-    """One line per case: GPU kernel and end-to-end speed-up over the best CPU variant."""
+    """One line per case: the fastest float64 GPU kernel against the best CPU variant, naming
+    both machines."""
     _, doc, notice = pick(docs_dir, path)
-    cores = doc["system"].get("host", {}).get("cores", "?")
+    cpu, gpu_name = cpu_text(doc), gpu_text(doc)
     lines = []
     for case in dict.fromkeys(m["case"] for m in doc["measurements"] if m["case"] != "compile"):
         rows = case_rows(doc, case)
         best = best_cpu(rows)
-        gpu = {m["phase"]: m for m in rows if m["variant"] == "cuda_f64"}
+        gpu = best_f64_gpu(rows)
         if not best:
             continue
         if not gpu:
             lines.append(f"- **{case}** ({size_text(best['params'])}): best CPU variant "
-                         f"{label(best)} on {cores} cores, {fmt_time(best['median_s'])}; "
+                         f"{label(best)} on {cpu}, {fmt_time(best['median_s'])}; "
                          "no GPU figure in this file.")
             continue
         k, e = gpu.get("kernel"), gpu.get("end_to_end")
-        lines.append(f"- **{case}** ({size_text(best['params'])}): the float64 kernel runs "
+        lines.append(f"- **{case}** ({size_text(best['params'])}): {label(k)} on {gpu_name} runs "
                      f"{relative(best['median_s'] / k['median_s'])} {label(best)} "
-                     f"on {cores} cores ({fmt_time(k['median_s'])} against "
+                     f"on {cpu} ({fmt_time(k['median_s'])} against "
                      f"{fmt_time(best['median_s'])}); with allocation and copies, "
                      f"{relative(best['median_s'] / e['median_s'])} it "
                      f"({fmt_time(e['median_s'])}). Throughput: "
@@ -188,61 +217,148 @@ def headline(docs_dir: Path, path: str) -> str:
     return notice + "\n" + "\n".join(lines) + "\n"
 
 
-# Double-precision instructions per iteration of the kernel's loop: 3 multiplications,
-# 5 additions or subtractions and the comparison with 4. None is an FMA (see mul64), so the
-# kernel can use at most half of a datasheet FLOP/s figure, which counts an FMA as two.
-INSTRUCTIONS_PER_ITERATION = 9
-
-
-def ceiling(specs: dict, gpu_name: str, field: str) -> tuple[float, dict] | None:
-    """Pixel-iterations per second the loop could reach at the datasheet rate, and the row."""
-    for row in specs["rows"]:
-        if row.get("match") and row["match"] in gpu_name:
-            return row[field] * 1e12 / 2 / INSTRUCTIONS_PER_ITERATION, row
-    return None
-
-
-@renderer("mandelbrot_bars")
-def bars(docs_dir: Path, path: str, specs: str) -> str:
-    """The issue's bars, checked against the file: throughput of cuda_f64 on the large case
-    (with the datasheet ceiling), and the repeat-to-repeat spread of every GPU figure."""
+@renderer("mandelbrot_compiled_gain")
+def compiled_gain(docs_dir: Path, path: str, case: str) -> str:
+    """How much faster compiled code is than pure Python on one core, from the file."""
     _, doc, _ = pick(docs_dir, path)
-    spec_doc = load_json(docs_dir, specs)
+    rows = {m["variant"]: m for m in case_rows(doc, case) if m["phase"] == "kernel"}
+    if "python" not in rows or "njit" not in rows:
+        return "\n*This results file lacks the pure Python or the @njit figure of this case.*\n"
+    python, njit = rows["python"], rows["njit"]
+    text = (f"Compiled by `@njit`, the loop runs {fmt_ratio(python['median_s'] / njit['median_s'])} "
+            f"times as fast as pure Python on the same single core ({fmt_time(njit['median_s'])} "
+            f"against {fmt_time(python['median_s'])}, {size_text(python['params'])}, "
+            f"on {cpu_text(doc)})")
+    if "njit_parallel" in rows:
+        par = rows["njit_parallel"]
+        text += (f"; `parallel=True` on all cores makes that "
+                 f"{fmt_ratio(python['median_s'] / par['median_s'])} times")
+    return "\n" + text + ".\n"
+
+
+# --- FP64 instructions per iteration, counted in the kernels' SASS (GPU machine code) --------
+FP64_OPCODES = {"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"}
+PRODUCTS_PER_ITERATION = 3  # x*x, y*y, x*y: every iteration of every kernel does exactly three
+INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)(.*)")
+LABEL = re.compile(r"^\s*(\.L_x_\d+):")
+
+
+def sass_loops(text: str) -> dict[str, dict]:
+    """For each kernel of a SASS dump written by `mandelbrot.py --sass` (sections headed
+    "===== VARIANT FUNCTION"), the main loop: the backward branch's body with the most DMULs.
+    FP64 instructions per iteration = FP64 instructions in the body / iterations per trip, where
+    iterations per trip = DMULs in the body / 3."""
+    kernels: dict[str, dict] = {}
+    for section in re.split(r"^===== ", text, flags=re.M)[1:]:
+        header, _, body = section.partition("\n")
+        variant = header.split()[0]
+        code, labels, pending = [], {}, []
+        for line in body.splitlines():
+            found = LABEL.match(line)
+            if found:
+                pending.append(found.group(1))
+                continue
+            ins = INSTRUCTION.search(line)
+            if ins and not ins.group(2).startswith("."):
+                addr = int(ins.group(1), 16)
+                for name in pending:
+                    labels[name] = addr
+                pending = []
+                code.append((addr, ins.group(2), ins.group(3)))
+        loops = []
+        for addr, op, rest in code:
+            target = re.search(r"`\((\.L_x_\d+)\)", rest)
+            if op.startswith("BRA") and target and labels.get(target.group(1), addr + 1) <= addr:
+                start = labels[target.group(1)]
+                loops.append([o for a, o, _ in code if start <= a <= addr])
+        if not loops:
+            raise ValueError(f"no loop found in the SASS of {variant}")
+        ops = max(loops, key=lambda body: sum(o.split(".")[0] == "DMUL" for o in body))
+        counts = Counter(o.split(".")[0] for o in ops)
+        trips = counts["DMUL"] // PRODUCTS_PER_ITERATION
+        if trips < 1 or counts["DMUL"] % PRODUCTS_PER_ITERATION:
+            raise ValueError(f"{variant}: {counts['DMUL']} DMULs in the loop, not a multiple of 3")
+        fp64 = sum(n for op, n in counts.items() if op in FP64_OPCODES)
+        kernels[variant] = {"iterations_per_trip": trips, "fp64": fp64 / trips,
+                            "other": (len(ops) - fp64) / trips,
+                            "fp64_ops": {op: n for op, n in sorted(counts.items())
+                                         if op in FP64_OPCODES}}
+    return kernels
+
+
+def spec_row(specs: dict, gpu_name: str) -> dict | None:
+    return next((row for row in specs["rows"] if row.get("match") and row["match"] in gpu_name),
+                None)
+
+
+@renderer("mandelbrot_fp64_ceiling")
+def fp64_ceiling(docs_dir: Path, path: str, specs: str, sass: str) -> str:
+    """Each float64 kernel of the large case against its FP64 ceiling (the datasheet's FP64 rate
+    over the FP64 instructions per iteration counted in its SASS), and the bar for the tuned
+    kernel."""
+    _, doc, _ = pick(docs_dir, path)
+    row = None
     gpus = doc["system"].get("gpus") or []
+    if gpus:
+        row = spec_row(load_json(docs_dir, specs), gpus[0]["name"])
+    loops = sass_loops((docs_dir / sass).read_text())
     ms = doc["measurements"]
-    items = []
-    for variant, field in (("cuda_f64", "fp64_tflops"), ("cuda_f32", "fp32_tflops")):
-        big = [m for m in ms if m["case"] == "large" and m["variant"] == variant
-               and m["phase"] == "kernel"]
-        if not big:
-            items.append(f"- {label({'variant': variant})} on the large case: not in this "
-                         "results file.")
+    out, items = [], []
+    for m in ms:
+        if m["case"] != "large" or m["phase"] != "kernel" or m["variant"] not in loops:
             continue
-        rate = throughput(big[0])
-        text = (f"- {label(big[0])}, {size_text(big[0]['params'])}: "
-                f"{fmt_rate(rate)} pixel-iterations per second")
-        if variant == "cuda_f64":
+        loop, rate = loops[m["variant"]], throughput(m)
+        ops = " + ".join(f"{n} {op}" for op, n in loop["fp64_ops"].items())
+        work = m.get("work") or {}
+        lanes = (f"{work['pixel_iterations'] / work['warp_iterations']:.1%}"
+                 if work.get("warp_iterations") else "")
+        top = row["fp64_tflops"] * 1e12 / 2 / loop["fp64"] if row and m["variant"] != "cuda_f32" \
+            else None
+        out.append([label(m), f"{loop['fp64']:g}", f"{loop['other']:g}",
+                    fmt_rate(top) if top else "", fmt_rate(rate),
+                    f"{rate / top:.0%}" if top else "", lanes])
+        if m["variant"] == BAR_VARIANT:
             verdict = "met" if rate >= BAR_PIXEL_ITERATIONS else "**not met**"
-            text += f", against a bar of {fmt_rate(BAR_PIXEL_ITERATIONS)}: {verdict}"
-        top = ceiling(spec_doc, gpus[0]["name"], field) if gpus else None
-        if top:
-            text += (f"; {rate / top[0]:.0%} of the {fmt_rate(top[0])} that the datasheet's "
-                     f"{top[1][field]:g} TFLOP/s allow for a loop of "
-                     f"{INSTRUCTIONS_PER_ITERATION} instructions without FMA on the "
-                     f"{escape(top[1]['gpu'])}")
-        items.append(text + ".")
-    timed = [m for m in ms if m["device"] == "gpu" and m["phase"] in ("kernel", "end_to_end")]
+            items.append(f"- {label(m)}: {fmt_rate(rate)} pixel-iterations per second against "
+                         f"a bar of {fmt_rate(BAR_PIXEL_ITERATIONS)}: {verdict}.")
+        trips = loop["iterations_per_trip"]
+        items.append(f"- {label(m)}: one trip through its main loop runs {trips} "
+                     f"iteration{'s' if trips > 1 else ''}, with {ops} FP64 instructions.")
+    if not out:
+        return "\n*No GPU kernel of the large case in this results file.*\n\n" + "\n".join(items)
+    source = (f"{row['fp64_tflops']:g} TFLOP/s FP64 of the {escape(row['gpu'])} datasheet, an FMA "
+              "counted as two, so half as many FP64 instructions per second" if row else "")
+    large = next(m["params"] for m in ms if m["case"] == "large")
+    caption = (f"\n\n*{size_text(large)}. "
+               "FP64 and other instructions per iteration are counted in the main loop of each "
+               f"kernel's SASS ([{escape(sass.split('/')[-1])}](../{escape(sass)}), written on the "
+               "GPU by `mandelbrot.py --sass`). Ceiling: the FP64 instruction rate "
+               f"({source}) over the FP64 instructions per iteration. Lanes busy: useful "
+               "pixel-iterations over the iterations the warps run (32 lanes times the warp's "
+               "slowest pixel).*\n")
+    table = markdown_table(["Kernel", "FP64 / iteration", "Other / iteration",
+                            "Ceiling", "Measured", "Of ceiling", "Lanes busy"], out, "lrrrrrr")
+    return "\n" + table + caption + "\n" + "\n".join(items) + "\n"
+
+
+@renderer("mandelbrot_spread")
+def spread(docs_dir: Path, path: str) -> str:
+    """The repeat-to-repeat spread (slowest sample over fastest) of every GPU timing."""
+    _, doc, _ = pick(docs_dir, path)
+    timed = [m for m in doc["measurements"]
+             if m["device"] == "gpu" and m["phase"] in ("kernel", "end_to_end")]
     wide = [m for m in timed if m["spread"] >= BAR_SPREAD]
-    if timed and not wide:
-        items.append(f"- Spread (max/min) below {BAR_SPREAD} for all {len(timed)} GPU timings.")
-    elif timed:
-        worst = ", ".join(f"{m['case']} {m['variant']} {PHASES[m['phase']]} "
-                          f"({m['spread']:.2f})" for m in wide)
-        items.append(f"- Spread (max/min) of {BAR_SPREAD} or more in {len(wide)} of "
-                     f"{len(timed)} GPU timings: {worst}.")
-    else:
-        items.append("- No GPU timings in this results file.")
-    return "\n" + "\n".join(items) + "\n"
+    if not timed:
+        return "\nNo GPU timings in this results file.\n"
+    if not wide:
+        worst = max(timed, key=lambda m: m["spread"])
+        return (f"\nSpread (slowest over fastest sample) below {BAR_SPREAD} for all {len(timed)} "
+                f"GPU timings; the widest is {worst['spread']:.3f} ({worst['case']}, "
+                f"{label(worst)}, {PHASES[worst['phase']]}).\n")
+    listed = ", ".join(f"{m['case']} {label(m)} {PHASES[m['phase']]} ({m['spread']:.2f})"
+                       for m in wide)
+    return (f"\nSpread (slowest over fastest sample) of {BAR_SPREAD} or more in {len(wide)} of "
+            f"{len(timed)} GPU timings: {listed}.\n")
 
 
 @renderer("mandelbrot_details")

@@ -1,28 +1,35 @@
-"""The Mandelbrot set six ways: pure Python, NumPy, Numba on one core and on all cores, Numba CUDA.
+"""The Mandelbrot set seven ways: pure Python, NumPy, Numba on one core and on all cores, and
+three Numba CUDA kernels (float64 plain and tuned, float32).
 
 Every variant fills the same array: for each pixel, the number of iterations of z = z*z + c
 (z starts at 0) before |z|^2 exceeds 4, or `max_iter` if it never does. The float64 variants do
-the same arithmetic in the same order, so they agree on every pixel.
+the same arithmetic with the same rounding, so they agree on every pixel.
 
-Run:  python snippets/mandelbrot/mandelbrot.py --width 1536 --height 1024 --iterations 20
+Run:  python mandelbrot.py --width 1536 --height 1024 --iterations 20
 Without a GPU the CUDA variants run on Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1), slowly.
 """
 
+# --8<-- [start:imports]
 from __future__ import annotations
 
 import argparse
 import operator
+import os
 import sys
+import tempfile
 
 import numpy as np
 from numba import config, cuda, njit, prange
 from numba.cuda import libdevice
+# --8<-- [end:imports]
 
 # The article's region of the complex plane: x in [-2, 1], y in [-1, 1].
 REGION = (-2.0, 1.0, -1.0, 1.0)
-THREADS = (32, 8)  # threads per block: a warp is 32 neighbouring pixels of one row
-VARIANTS = ("python", "numpy", "njit", "njit_parallel", "cuda_f64", "cuda_f32")
-GPU_VARIANTS = ("cuda_f64", "cuda_f32")
+VARIANTS = ("python", "numpy", "njit", "njit_parallel", "cuda_f64", "cuda_f64_fast", "cuda_f32")
+GPU_VARIANTS = ("cuda_f64", "cuda_f64_fast", "cuda_f32")
+MAX_SIDE = 32768  # pixels per side
+MAX_PIXELS = 2**28  # a 1 GiB count array; the CPU reference needs another
+MAX_ITERATIONS = 10**7
 
 
 def coordinates(width: int, height: int, dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
@@ -114,13 +121,26 @@ def mandelbrot_njit_parallel(xs, ys, max_iter):
 # --8<-- [end:njit]
 
 
-# A product the compiler may not fuse with the next addition into one fused multiply-add (FMA):
-# an FMA rounds once where the CPU rounds twice, and escape counts would drift apart.
-# The simulator runs kernels as Python, which never fuses, and has no libdevice.
+# --8<-- [start:cuda_helpers]
+# The arithmetic helpers of the kernels. mul64 is a product that the compiler may not fuse with
+# the next addition into one fused multiply-add (FMA): an FMA rounds once where the CPU rounds
+# twice, and escape counts would drift apart. fma64(t, 2.0, cy) is an FMA whose product t * 2 is
+# exact, so it rounds exactly like the CPU's t + t + cy. bits64 reads a float64's bits as an
+# integer: for s >= 0, s > 4.0 exactly when bits64(s) > FOUR_BITS, a test the integer units do.
+# Numba's CUDA simulator runs kernels as Python, which never fuses, and has no libdevice.
 if config.ENABLE_CUDASIM:
     mul64 = mul32 = operator.mul
+
+    def fma64(a, b, c):
+        return a * b + c
+
+    def bits64(value):
+        return int(np.float64(value).view(np.int64))
 else:
     mul64, mul32 = libdevice.dmul_rn, libdevice.fmul_rn
+    fma64, bits64 = libdevice.fma, libdevice.double_as_longlong
+FOUR_BITS = 0x4010000000000000  # the bits of 4.0
+# --8<-- [end:cuda_helpers]
 TWO32, FOUR32 = np.float32(2.0), np.float32(4.0)  # float32 constants keep float32 maths float32
 
 
@@ -144,6 +164,61 @@ def mandelbrot_kernel_f64(xs, ys, max_iter, counts):
 # --8<-- [end:cuda]
 
 
+# --8<-- [start:cuda_fast]
+@cuda.jit(cache=True)
+def mandelbrot_kernel_f64_fast(xs, ys, max_iter, counts):
+    j, i = cuda.grid(2)
+    if i < counts.shape[0] and j < counts.shape[1]:
+        cx, cy = xs[j], ys[i]
+        x = y = 0.0
+        n = 0
+        done = False
+        while n + 4 <= max_iter:  # four iterations per trip, each tested: one counter check
+            x2, y2 = mul64(x, x), mul64(y, y)
+            if bits64(x2 + y2) > FOUR_BITS:  # x2 + y2 > 4.0, on the integer units
+                done = True
+                break
+            t = mul64(x, y)
+            y = fma64(t, 2.0, cy)  # t + t + cy in one instruction, rounded the same
+            x = x2 - y2 + cx
+            x2, y2 = mul64(x, x), mul64(y, y)
+            if bits64(x2 + y2) > FOUR_BITS:
+                n += 1
+                done = True
+                break
+            t = mul64(x, y)
+            y = fma64(t, 2.0, cy)
+            x = x2 - y2 + cx
+            x2, y2 = mul64(x, x), mul64(y, y)
+            if bits64(x2 + y2) > FOUR_BITS:
+                n += 2
+                done = True
+                break
+            t = mul64(x, y)
+            y = fma64(t, 2.0, cy)
+            x = x2 - y2 + cx
+            x2, y2 = mul64(x, x), mul64(y, y)
+            if bits64(x2 + y2) > FOUR_BITS:
+                n += 3
+                done = True
+                break
+            t = mul64(x, y)
+            y = fma64(t, 2.0, cy)
+            x = x2 - y2 + cx
+            n += 4
+        if not done:  # the last max_iter % 4 iterations, one at a time
+            while n < max_iter:
+                x2, y2 = mul64(x, x), mul64(y, y)
+                if bits64(x2 + y2) > FOUR_BITS:
+                    break
+                t = mul64(x, y)
+                y = fma64(t, 2.0, cy)
+                x = x2 - y2 + cx
+                n += 1
+        counts[i, j] = n
+# --8<-- [end:cuda_fast]
+
+
 @cuda.jit(cache=True)
 def mandelbrot_kernel_f32(xs, ys, max_iter, counts):
     j, i = cuda.grid(2)
@@ -162,21 +237,24 @@ def mandelbrot_kernel_f32(xs, ys, max_iter, counts):
         counts[i, j] = n
 
 
-KERNELS = {"cuda_f64": (mandelbrot_kernel_f64, np.float64),
-           "cuda_f32": (mandelbrot_kernel_f32, np.float32)}
-
-
 # --8<-- [start:launch]
-def blocks_for(width: int, height: int) -> tuple[int, int]:
-    return (width + THREADS[0] - 1) // THREADS[0], (height + THREADS[1] - 1) // THREADS[1]
+# variant: (kernel, float type, threads per block). (32, 8): a warp is 32 neighbouring pixels of
+# one row; (8, 16): a warp is 8 x 4 pixels, closer together, so its pixels escape more alike.
+KERNELS = {"cuda_f64": (mandelbrot_kernel_f64, np.float64, (32, 8)),
+           "cuda_f64_fast": (mandelbrot_kernel_f64_fast, np.float64, (8, 16)),
+           "cuda_f32": (mandelbrot_kernel_f32, np.float32, (32, 8))}
+
+
+def blocks_for(width: int, height: int, threads: tuple[int, int]) -> tuple[int, int]:
+    return (width + threads[0] - 1) // threads[0], (height + threads[1] - 1) // threads[1]
 
 
 def mandelbrot_cuda(xs, ys, max_iter: int, variant: str = "cuda_f64") -> np.ndarray:
-    kernel, dtype = KERNELS[variant]
+    kernel, dtype, threads = KERNELS[variant]
     d_xs = cuda.to_device(xs.astype(dtype))  # host -> device
     d_ys = cuda.to_device(ys.astype(dtype))
     d_counts = cuda.device_array((ys.size, xs.size), dtype=np.int32)
-    kernel[blocks_for(xs.size, ys.size), THREADS](d_xs, d_ys, max_iter, d_counts)
+    kernel[blocks_for(xs.size, ys.size, threads), threads](d_xs, d_ys, max_iter, d_counts)
     return d_counts.copy_to_host()  # device -> host; waits for the kernel
 # --8<-- [end:launch]
 
@@ -196,7 +274,8 @@ def differing_fraction(counts: np.ndarray, reference: np.ndarray) -> float:
 
 
 def save_image(counts: np.ndarray, max_iter: int, path: str) -> None:
-    """A PNG of the set: escape counts on a log colour scale, the set itself in black."""
+    """A PNG of the set: escape counts on a log colour scale, the set itself in black. Written
+    to a temporary file beside `path`, then renamed: an earlier image survives a failure."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -205,17 +284,42 @@ def save_image(counts: np.ndarray, max_iter: int, path: str) -> None:
     shade = np.log1p(counts.astype(np.float64)) / np.log1p(max_iter)
     rgba = plt.get_cmap("magma")(shade)
     rgba[counts == max_iter] = (0.0, 0.0, 0.0, 1.0)
-    plt.imsave(path, rgba, origin="lower")
+    write_atomically(path, lambda tmp: plt.imsave(tmp, rgba, origin="lower", format="png"))
 
 
-def positive_int(text: str) -> int:
+def write_atomically(path: str, write) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.splitext(path)[1])
+    os.close(fd)
     try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def sass_text(variants: list[str]) -> str:
+    """The SASS (GPU machine code) of the CUDA kernels that ran; needs nvdisasm on PATH."""
+    parts = []
+    for variant in variants:
+        kernel = KERNELS[variant][0]
+        for signature in kernel.overloads:
+            parts.append(f"===== {variant} {kernel.py_func.__name__}\n"
+                         f"{kernel.inspect_sass(signature)}\n")
+    return "".join(parts)
+
+
+def bounded_int(low: int, high: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high:,}, got {value:,}")
+        return value
+    return parse
 
 
 def variant_list(text: str) -> list[str]:
@@ -227,22 +331,57 @@ def variant_list(text: str) -> list[str]:
     return names
 
 
+def output_problem(path: str, suffix: str) -> str | None:
+    """Why `path` cannot be written (checked before any work), or None."""
+    if not path.lower().endswith(suffix):
+        return f"{path}: the file name must end in {suffix}"
+    if os.path.isdir(path):
+        return f"{path} is a folder"
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        return f"folder {folder} does not exist"
+    try:
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        return f"cannot write in {folder}: {exc.strerror}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("--width", type=positive_int, default=1536, help="pixels (default 1536)")
-    parser.add_argument("--height", type=positive_int, default=1024, help="pixels (default 1024)")
-    parser.add_argument("--iterations", type=positive_int, default=20,
+    side = bounded_int(1, MAX_SIDE)
+    parser.add_argument("--width", type=side, default=1536, help="pixels (default 1536)")
+    parser.add_argument("--height", type=side, default=1024, help="pixels (default 1024)")
+    parser.add_argument("--iterations", type=bounded_int(1, MAX_ITERATIONS), default=20,
                         help="maximum iterations per pixel (default 20, as in the article)")
     parser.add_argument("--variants", type=variant_list, default=["njit", "cuda_f64"],
                         help=f"comma-separated, from {','.join(VARIANTS)} (default njit,cuda_f64)")
     parser.add_argument("--image", help="write a PNG of the set computed by the first variant")
+    parser.add_argument("--sass", help="write the SASS of the CUDA kernels that ran to this .txt "
+                        "file (needs a GPU and nvdisasm)")
     args = parser.parse_args(argv)
-
-    if set(args.variants) & set(GPU_VARIANTS) and not cuda.is_available():
+    if args.width * args.height > MAX_PIXELS:
+        parser.error(f"{args.width} x {args.height} is more than {MAX_PIXELS:,} pixels")
+    for path, suffix in ((args.image, ".png"), (args.sass, ".txt")):
+        problem = path and output_problem(path, suffix)
+        if problem:
+            parser.error(problem)
+    gpu = [v for v in args.variants if v in GPU_VARIANTS]
+    if gpu and not cuda.is_available():
         print("error: no CUDA GPU found; to try the CUDA variants on the CPU, set "
               "NUMBA_ENABLE_CUDASIM=1", file=sys.stderr)
         return 1
+    if args.sass and (config.ENABLE_CUDASIM or not gpu):
+        parser.error("--sass needs a real GPU and at least one CUDA variant")
+    try:
+        return run(args, gpu)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def run(args, gpu: list[str]) -> int:
     reference = compute("njit", args.width, args.height, args.iterations)
     print(f"{args.width} x {args.height} pixels, {args.iterations} iterations: "
           f"{int(reference.sum(dtype=np.int64)):,} pixel-iterations")
@@ -262,6 +401,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.image:
         save_image(first, args.iterations, args.image)
         print(f"image written to {args.image}")
+    if args.sass:
+        text = sass_text(gpu)
+
+        def write_text(tmp: str) -> None:
+            with open(tmp, "w") as f:
+                f.write(text)
+
+        write_atomically(args.sass, write_text)
+        print(f"SASS written to {args.sass}")
     return status
 
 

@@ -1,16 +1,19 @@
 """Array addition on an NVIDIA GPU with Numba: the CUDA C example, in Python.
 
-Run:  python snippets/array_add/vector_add_numba.py [N]
+Run:  python vector_add_numba.py [N]
 Without a GPU, run it on Numba's CUDA simulator: NUMBA_ENABLE_CUDASIM=1 python ...
 """
 
+# --8<-- [start:imports]
 import argparse
+import os
 import sys
 
 import numpy as np
 from numba import cuda
+# --8<-- [end:imports]
 
-THREADS_PER_BLOCK = 256
+MAX_N = 2**31
 
 
 # --8<-- [start:kernel]
@@ -23,6 +26,9 @@ def vector_add(a, b, c):
 
 
 # --8<-- [start:launch]
+THREADS_PER_BLOCK = 256
+
+
 def add_on_gpu(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     d_a = cuda.to_device(a)
     d_b = cuda.to_device(b)
@@ -46,20 +52,33 @@ def format_result(c: np.ndarray) -> str:
     return "C = A + B: " + " ".join(words)
 
 
-def positive_int(text: str) -> int:
+def host_memory() -> int:
+    """Bytes of physical memory (0 where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 0
+
+
+def element_count(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if not 1 <= value <= MAX_N:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_N:,}, got {value:,}")
+    need, have = 16 * value, host_memory()  # a, b, c and the reference a + b, float32 each
+    if have and need > have:
+        raise argparse.ArgumentTypeError(
+            f"{value:,} elements need {need / 2**30:.1f} GiB of host memory; this machine has "
+            f"{have / 2**30:.1f} GiB")
     return value
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")  # one line, no usage dump
-    parser.add_argument("n", nargs="?", type=positive_int, default=6,
+    parser.add_argument("n", nargs="?", type=element_count, default=6,
                         help="number of elements (default 6: A = 1..6, B = 7..12)")
     args = parser.parse_args(argv)
 
@@ -67,8 +86,12 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no CUDA GPU found; to try this on the CPU, set NUMBA_ENABLE_CUDASIM=1",
               file=sys.stderr)
         return 1
-    a, b = make_inputs(args.n)
-    c = add_on_gpu(a, b)
+    try:
+        a, b = make_inputs(args.n)
+        c = add_on_gpu(a, b)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     print(format_result(c))
     bad = np.flatnonzero(c != a + b)  # the same float32 additions, done by NumPy on the CPU
     if bad.size:

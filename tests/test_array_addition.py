@@ -10,7 +10,7 @@ import pytest
 
 from conftest import HAS_GPU, SNIPPETS, load_snippet, run_snippet
 
-NUMBA = "array_add/vector_add_numba.py"
+NUMBA = "array_addition/vector_add_numba.py"
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +18,7 @@ def c_binary(tmp_path_factory):
     gcc = shutil.which("gcc") or pytest.skip("gcc is not on PATH")
     exe = tmp_path_factory.mktemp("c") / "vector_add"
     subprocess.run([gcc, "-O2", "-Wall", "-Werror", "-o", str(exe),
-                    str(SNIPPETS / "array_add/vector_add.c")], check=True)
+                    str(SNIPPETS / "array_addition/vector_add.c")], check=True)
     return exe
 
 
@@ -30,17 +30,41 @@ def test_c_version_adds_every_element(c_binary, n):
     assert out.stdout.startswith("C = A + B: 8")
 
 
-@pytest.mark.parametrize("arg", ["0", "-5", "abc", "12x", "99999999999999"])
+@pytest.mark.parametrize("arg", ["0", "-5", "abc", "12x", "99999999999999", "1e6", "nan", "inf",
+                                 "", "2147483649"])
 def test_c_version_rejects_bad_n(c_binary, arg):
     out = subprocess.run([c_binary, arg], capture_output=True, text=True)
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("error: N must be")
 
 
+def test_c_version_refuses_arrays_larger_than_free_memory(c_binary):
+    # 2^31 floats in three arrays is 24 GiB: more than this machine has free, it must be refused
+    # before anything is allocated (it used to be OOM-killed silently).
+    free_kib = next(int(line.split()[1]) for line in open("/proc/meminfo")
+                    if line.startswith("MemAvailable:"))
+    if free_kib * 1024 >= 3 * 4 * 2**31:
+        pytest.skip("this machine has 24 GiB free")
+    out = subprocess.run([c_binary, str(2**31)], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1 and "GiB for three arrays" in out.stderr
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_c_version_help_exits_0(c_binary, flag):
+    out = subprocess.run([c_binary, flag], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("usage:")
+
+
+def test_c_version_rejects_extra_arguments(c_binary):
+    out = subprocess.run([c_binary, "6", "7"], capture_output=True, text=True)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+
+
 def test_cuda_version_fails_loudly_without_a_gpu(nvcc_build):
     if HAS_GPU:
         pytest.skip("this machine has a GPU; the gpu tests cover it")
-    exe = nvcc_build("array_add/vector_add.cu")
+    exe = nvcc_build("array_addition/vector_add.cu")
     out = subprocess.run([exe], capture_output=True, text=True)
     assert out.returncode != 0
     assert "CUDA error: cudaError" in out.stderr  # e.g. cudaErrorInsufficientDriver / NoDevice
@@ -48,9 +72,11 @@ def test_cuda_version_fails_loudly_without_a_gpu(nvcc_build):
 
 
 def test_cuda_version_rejects_bad_n_before_touching_the_gpu(nvcc_build):
-    exe = nvcc_build("array_add/vector_add.cu")
+    exe = nvcc_build("array_addition/vector_add.cu")
     out = subprocess.run([exe, "0"], capture_output=True, text=True)
     assert out.returncode == 2 and out.stderr.startswith("error: N must be")
+    out = subprocess.run([exe, "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("usage:")
 
 
 @pytest.mark.parametrize("n", [1, 6, 33, 257, 1000])
@@ -76,11 +102,36 @@ def test_numba_format_shortens_long_results():
     assert mod.format_result(np.arange(12, dtype=np.float32)) == "C = A + B: 0 1 2 ... 9 10 11"
 
 
-@pytest.mark.parametrize("arg", ["0", "-1", "many"])
+@pytest.mark.parametrize("arg", ["0", "-1", "many", "1e6", "nan", "inf", "99999999999999999999"])
 def test_numba_cli_rejects_bad_n(arg):
     out = run_snippet(NUMBA, arg)
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "error:" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_numba_cli_refuses_more_than_the_machine_holds(monkeypatch, capsys):
+    mod = load_snippet(NUMBA)
+    monkeypatch.setattr(mod, "host_memory", lambda: 2**30)  # a 1 GiB machine
+    with pytest.raises(SystemExit) as exit_:
+        mod.main([str(2**27)])  # 4 arrays of 512 MiB
+    assert exit_.value.code == 2
+    assert "GiB of host memory" in capsys.readouterr().err
+
+
+def test_numba_cli_help_exits_0():
+    out = run_snippet(NUMBA, "--help")
+    assert out.returncode == 0 and "number of elements" in out.stdout
+
+
+def test_numba_cli_interrupt_is_one_line(monkeypatch, capsys):
+    mod = load_snippet(NUMBA)
+
+    def interrupted(a, b):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mod, "add_on_gpu", interrupted)
+    assert mod.main(["6"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
 
 
 def test_numba_cli_says_when_there_is_no_gpu():
@@ -102,7 +153,7 @@ GPU_SIZES = [6, 1_000_003, 2**28]
 @pytest.mark.gpu
 @pytest.mark.parametrize("n", GPU_SIZES)
 def test_cuda_binary_on_gpu(nvcc_build, n):
-    exe = nvcc_build("array_add/vector_add.cu")
+    exe = nvcc_build("array_addition/vector_add.cu")
     out = subprocess.run([exe, str(n)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1] == f"OK: all {n} elements match"

@@ -1,5 +1,5 @@
 // Array addition on an NVIDIA GPU, done right: any N, every CUDA call checked.
-// Build: nvcc -O2 -o build/vector_add_cuda snippets/array_add/vector_add.cu
+// Build: nvcc -O2 -o build/vector_add_cuda snippets/array_addition/vector_add.cu
 // Run:   ./build/vector_add_cuda [N]      (default N = 6: A = 1..6, B = 7..12)
 #include <cuda_runtime.h>
 
@@ -28,8 +28,9 @@ __global__ void vector_add(const float *a, const float *b, float *c, long n) {
 }
 // --8<-- [end:kernel]
 
+// --8<-- [start:launch]
 int main(int argc, char **argv) {
-    long n = parse_n(argc, argv);
+    long n = parse_n(argc, argv);  // parse_n, fill_inputs, check_and_print: vector_add_common.h
     size_t bytes = (size_t)n * sizeof(float);
     float *a = (float *)malloc(bytes), *b = (float *)malloc(bytes), *c = (float *)malloc(bytes);
     if (!a || !b || !c) {
@@ -38,7 +39,6 @@ int main(int argc, char **argv) {
     }
     fill_inputs(a, b, n);
 
-    // --8<-- [start:launch]
     float *d_a, *d_b, *d_c;
     CUDA_CHECK(cudaMalloc(&d_a, bytes));
     CUDA_CHECK(cudaMalloc(&d_b, bytes));
@@ -56,7 +56,6 @@ int main(int argc, char **argv) {
     CUDA_CHECK(cudaFree(d_a));
     CUDA_CHECK(cudaFree(d_b));
     CUDA_CHECK(cudaFree(d_c));
-    // --8<-- [end:launch]
 
     int status = check_and_print(c, n);
     free(a);
@@ -64,3 +63,4 @@ int main(int argc, char **argv) {
     free(c);
     return status;
 }
+// --8<-- [end:launch]
