@@ -1,0 +1,133 @@
+"""Matrix multiplication, registered with the benchmark runner: every kernel against cuBLAS.
+
+Variants: `cuda_c` runs the built CUDA C binary (snippets/matmul/sgemm.cu, built with cuBLAS),
+which checks and times its own kernels and cuBLAS FP32, TF32 and BF16 on the same inputs and
+prints one `BENCH {json}` line per measurement; `numba/<kernel>` for each Numba kernel;
+`triton` for the Triton kernel (BF16 inputs). Run it with:
+
+    nvcc -O3 -arch=sm_90 -DWITH_CUBLAS -o build/sgemm snippets/matmul/sgemm.cu -lcublas
+    MATMUL_SGEMM=build/sgemm python snippets/bench/run.py matmul --output matmul.json
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+
+import numpy as np
+
+from bench.runner import Benchmark, Case, Prepared, register
+
+import sgemm_numba as sg  # the teaching file beside this one (bench.runner.load puts it on the path)
+
+# --8<-- [start:register]
+SIZES = {"1024": (1024, 1024, 1024), "2048": (2048, 2048, 2048), "4096": (4096, 4096, 4096),
+         "odd": (3001, 4099, 2053)}  # odd: no dimension a multiple of a tile or of 4
+CASES = {name: Case({"m": m, "n": n, "k": k}) for name, (m, n, k) in SIZES.items()}
+CASES["smoke"] = Case({"m": 40, "n": 36, "k": 20}, default=False)  # seconds, on the simulator
+NUMBA = [f"numba/{name}" for name in sg.KERNELS]
+VARIANTS = {"cuda_c": "gpu", **{v: "gpu" for v in NUMBA}, "triton": "gpu"}
+TUNE_SIZE = 4096  # the size at which the binary also runs its tuning variants
+BINARY_ENV = "MATMUL_SGEMM"  # path of the built sgemm binary (the cuda_c variant needs it)
+
+
+def inputs(p: dict) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(p["m"] * 1_000_003 + p["n"] * 1009 + p["k"])
+    a = rng.uniform(-1, 1, (p["m"], p["k"])).astype(np.float32)
+    b = rng.uniform(-1, 1, (p["k"], p["n"])).astype(np.float32)
+    return a, b
+
+
+def run_binary(p: dict) -> str:
+    """The CUDA C binary's output for one size: its kernels, then cuBLAS, as BENCH lines."""
+    binary = os.environ.get(BINARY_ENV)
+    if not binary or not os.access(binary, os.X_OK):
+        raise RuntimeError(f"set {BINARY_ENV} to the built sgemm binary (got {binary!r})")
+    size = f"{p['m']}x{p['n']}x{p['k']}"
+    kernels = "all,tune" if p["m"] == p["n"] == p["k"] == TUNE_SIZE else "all"
+    proc = subprocess.run([binary, "--bench", "--kernel", kernels, "--repeats", "10", size],
+                          capture_output=True, text=True, timeout=600)
+    print(proc.stdout, end="", flush=True)  # the binary's own table, for the log
+    if proc.returncode != 0:
+        raise RuntimeError(f"{binary} exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
+    return proc.stdout
+
+
+def setup(variant: str, p: dict) -> Prepared:
+    if variant == "cuda_c":
+        return Prepared(external=lambda: run_binary(p))
+    a, b = inputs(p)
+    if variant == "triton":
+        return triton_setup(a, b)
+    from numba import cuda
+
+    name = variant.split("/", 1)[1]
+    d_a, d_b = cuda.to_device(a), cuda.to_device(b)
+    d_c = cuda.device_array((p["m"], p["n"]), dtype=np.float32)
+
+    def run():  # copies in, kernel, copy back
+        out = cuda.device_array((p["m"], p["n"]), dtype=np.float32)
+        sg.matmul(name, cuda.to_device(a), cuda.to_device(b), out)
+        return out.copy_to_host()
+    return Prepared(run=run, kernel=lambda: sg.matmul(name, d_a, d_b, d_c),
+                    fetch=d_c.copy_to_host)
+
+
+def triton_setup(a: np.ndarray, b: np.ndarray) -> Prepared:
+    import matmul_triton as mt
+
+    if mt.INTERPRET:  # the CPU: NumPy arrays, FP32
+        c = np.empty((a.shape[0], b.shape[1]), dtype=np.float32)
+        return Prepared(run=lambda: (mt.matmul_into(a, b, c), c.copy())[1],
+                        kernel=lambda: mt.matmul_into(a, b, c), fetch=c.copy)
+    import torch
+
+    d_a = torch.from_numpy(a).cuda().to(torch.bfloat16)
+    d_b = torch.from_numpy(b).cuda().to(torch.bfloat16)
+    d_c = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device="cuda")
+
+    def run():  # copies in (BF16 rounding on the GPU), kernel, copy back
+        x = torch.from_numpy(a).cuda().to(torch.bfloat16)
+        y = torch.from_numpy(b).cuda().to(torch.bfloat16)
+        out = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device="cuda")
+        mt.matmul_into(x, y, out)
+        return out.cpu().numpy()
+    return Prepared(run=run, kernel=lambda: mt.matmul_into(d_a, d_b, d_c),
+                    fetch=lambda: d_c.cpu().numpy())
+
+
+def precision(variant: str) -> str:
+    """Triton takes BF16 inputs on a GPU; its interpreter (NumPy) takes FP32."""
+    interpret = os.environ.get("TRITON_INTERPRET") == "1"
+    return "bf16" if variant == "triton" and not interpret else "fp32"
+
+
+def tolerance(variant: str, k: int) -> float:
+    """The bounds the CUDA C binary uses: FP32 8 * sqrt(K) * 2^-24; BF16 inputs 4 * 2^-8."""
+    return 4 * 2.0**-8 if precision(variant) == "bf16" else 8 * math.sqrt(k) * 2.0**-24
+
+
+def reference(p: dict) -> dict:
+    """The float64 product of the same float32 inputs (on the CPU, all cores)."""
+    a, b = inputs(p)
+    return {"c": a.astype(np.float64) @ b.astype(np.float64), "k": p["k"]}
+
+
+def check(variant: str, c, ref: dict) -> dict:
+    err = sg.relative_error(c, ref["c"]) if np.shape(c) == ref["c"].shape else math.inf
+    err = err if math.isfinite(err) else 1e300  # results files hold finite numbers
+    return {"metric": "relative_frobenius", "value": err, "ok": err <= tolerance(variant, ref["k"])}
+
+
+def counts(variant: str, p: dict, ref) -> dict:
+    item = 2 if precision(variant) == "bf16" else 4
+    return {"flops": 2 * p["m"] * p["n"] * p["k"],
+            "bytes": item * (p["m"] * p["k"] + p["k"] * p["n"]) + 4 * p["m"] * p["n"]}
+
+
+BENCHMARK = register(Benchmark(
+    name="matmul", variants=VARIANTS, cases=CASES, setup=setup, reference=reference,
+    check=check, counts=counts, compiled=("numba/warptile", "triton"),
+    probe_params={"m": 64, "n": 64, "k": 64}))
+# --8<-- [end:register]
