@@ -229,8 +229,9 @@ def browser(chromium_path):
             chromium.close()
 
 
-def new_context(browser, server: Server, scheme: str):
-    context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900},
+def new_context(browser, server: Server, scheme: str, viewport: dict | None = None):
+    context = browser.new_context(color_scheme=scheme,
+                                  viewport=viewport or {"width": 1280, "height": 900},
                                   service_workers="block")
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.origin)
     context.add_init_script(OPEN_SHADOW_ROOTS)
@@ -367,6 +368,62 @@ NOTEBOOK = """
 """
 
 
+# What a reader can read (issue "Readable on every screen"): tables that overflow without a cue,
+# code in table cells broken over two lines, charts (their light/dark copies, the smallest type
+# as rendered: the SVG's smallest font-size scaled by shown width / viewBox width), notebook
+# output lines that wrap, Mermaid text shrunk below reading size.
+READABILITY = r"""
+async () => {
+  const shown = el => el.offsetParent !== null && el.getClientRects().length > 0;
+  const out = {tables: [], broken_code: [], charts: [], wrapped_outputs: [], small_diagram_text: []};
+  for (const wrap of document.querySelectorAll(".md-typeset__scrollwrap")) {
+    if (!shown(wrap) || wrap.scrollWidth <= wrap.clientWidth + 1) continue;
+    const hint = wrap.previousElementSibling;
+    if (!(hint && hint.classList.contains("scroll-hint") && shown(hint))) {
+      out.tables.push(wrap.innerText.trim().slice(0, 60));
+    }
+  }
+  for (const code of document.querySelectorAll(".md-typeset table code")) {
+    if (shown(code) && code.getClientRects().length > 1) out.broken_code.push(code.textContent);
+  }
+  for (const fig of document.querySelectorAll("figure.data-chart")) {
+    const img = [...fig.querySelectorAll("img")].find(shown);
+    const item = {alt: (fig.querySelector("img") || {}).alt || "", light: !!fig.querySelector("img.chart-light"),
+                  dark: !!fig.querySelector("img.chart-dark"), shown: img ? img.className : null, min_px: null};
+    if (img && img.src.startsWith("data:image/svg+xml;base64,")) {
+      const svg = new DOMParser().parseFromString(atob(img.src.split(",")[1]), "image/svg+xml").documentElement;
+      const box = (svg.getAttribute("viewBox") || "").split(/\s+/).map(Number);
+      const sizes = [...atob(img.src.split(",")[1]).matchAll(/font-size:\s*([0-9.]+)px/g)].map(m => +m[1]);
+      if (box.length === 4 && sizes.length) {
+        item.min_px = Math.min(...sizes) * img.getBoundingClientRect().width / box[2];
+      }
+    }
+    out.charts.push(item);
+  }
+  for (const pre of document.querySelectorAll(".jupyter-wrapper .jp-OutputArea-output pre")) {
+    if (!shown(pre)) continue;
+    const lines = pre.textContent.replace(/\n+$/, "").split("\n").length;
+    const range = document.createRange();
+    range.selectNodeContents(pre);
+    const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+    if (tops.size > lines) out.wrapped_outputs.push(pre.textContent.slice(0, 60));
+  }
+  for (const d of document.querySelectorAll("div.mermaid")) {
+    const svg = d.shadowRoot && d.shadowRoot.querySelector("svg");
+    if (!svg) continue;
+    for (const t of svg.querySelectorAll("foreignObject div, text")) {
+      const px = parseFloat(getComputedStyle(t).fontSize) * svg.getBoundingClientRect().width /
+                 (svg.viewBox.baseVal && svg.viewBox.baseVal.width || svg.getBoundingClientRect().width);
+      if (t.textContent.trim() && px < MIN_PX) { out.small_diagram_text.push([t.textContent.trim().slice(0, 40), Math.round(px * 10) / 10]); break; }
+    }
+  }
+  return out;
+}
+"""
+MIN_READABLE_PX = 10  # the smallest type a chart or diagram may show, in CSS px
+NARROW_VIEWPORT = {"width": 390, "height": 844}  # a phone
+
+
 COMPRESSED = {".html", ".css", ".js", ".json", ".svg", ".xml", ".txt", ".map", ".ipynb"}
 
 
@@ -396,6 +453,7 @@ class Visit:
     copied: tuple[str, str] | None = None  # (code block text, clipboard text)
     notebook: dict | None = None
     axe: list[dict] = field(default_factory=list)
+    readability: dict = field(default_factory=dict)
 
 
 def _lines(text: str) -> list[str]:
@@ -475,6 +533,7 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
             except Exception as exc:  # noqa: BLE001 - reported by the Mermaid test
                 visit.mermaid_error = str(exc).splitlines()[0]
             visit.mermaid_svgs = page.evaluate(MERMAID_RENDERED)
+        visit.readability = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
         if axe_js:
             # Audit before anything is clicked: the copy button's "Copied to clipboard" toast
             # fades out over a few hundred ms, and axe would catch it half-transparent.
@@ -502,6 +561,7 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
 class SiteVisits:
     light: dict[str, Visit]
     dark: dict[str, Visit]
+    narrow: dict[str, Visit]  # light scheme at NARROW_VIEWPORT: readability only
     seconds: float
 
 
@@ -521,7 +581,14 @@ def site_visits(browser, site_server, axe_source) -> SiteVisits:
                              full=scheme == "light")
             for path in paths}
         context.close()
-    return SiteVisits(results["light"], results["dark"], time.monotonic() - start)
+    context = new_context(browser, site_server, "light", viewport=NARROW_VIEWPORT)
+    page = context.new_page()
+    recorder = Recorder(page, site_server)
+    results["narrow"] = {path: visit_page(page, recorder, site_server, path, "light", None,
+                                          full=False) for path in paths}
+    context.close()
+    return SiteVisits(results["light"], results["dark"], results["narrow"],
+                      time.monotonic() - start)
 
 
 def normalised_lines(text: str) -> list[str]:

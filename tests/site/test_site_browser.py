@@ -13,8 +13,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from sitecheck import (  # noqa: F401 - fixtures are used by name
-    Recorder, axe_source, browser, chromium_path, content_pages, label, new_context,
-    normalised_lines, serve, site_server, site_visits, visit_page,
+    COLOUR_RULES, MIN_READABLE_PX, NARROW_VIEWPORT, READABILITY, Recorder, axe_source, browser,
+    chromium_path, content_pages, label, new_context, normalised_lines, run_axe, serve,
+    site_server, site_visits, visit_page,
 )
 
 PAGE_WEIGHT_LIMIT = 1_000_000  # bytes, for pages without a diagram
@@ -24,7 +25,8 @@ BLOCKING_IMPACTS = {"serious", "critical"}
 # in the build are skipped, so the table can name pages before they land.
 SEARCH_TERMS = [
     ("array addition bounds check", "kernels/array-addition/"),
-    ("cudaErrorInsufficientDriver", "kernels/array-addition/"),
+    ("cudaErrorInsufficientDriver", "setup/troubleshooting/"),
+    ("p5.48xlarge", "setup/gpus-on-aws/"),
     ("Mandelbrot", "kernels/mandelbrot/"),
     ("grid-stride loop", "kernels/saxpy/"),
     ("cuBLAS", "kernels/matmul/"),
@@ -229,3 +231,117 @@ def test_the_checks_catch_a_bad_page(browser, site_server, axe_source, tmp_path)
     assert any(i["alt"] is None for i in visit.images)
     assert "image-alt" in {a["id"] for a in visit.axe if a["impact"] in BLOCKING_IMPACTS}
     assert visit.mermaid_error  # no Material, so nothing renders: the wait must time out
+
+
+# ---------------------------------------------------------------- readable on every screen
+
+def readable(visits, key) -> dict[str, list]:
+    return {label(p): v.readability.get(key) for p, v in visits.items()
+            if v.readability.get(key)}
+
+
+@pytest.mark.parametrize("width", ["1280px", "390px"])
+def test_a_table_wider_than_the_column_says_it_scrolls(site_visits, width):
+    visits = site_visits.light if width == "1280px" else site_visits.narrow
+    assert not readable(visits, "tables"), "tables that scroll sideways with no visible cue"
+
+
+@pytest.mark.parametrize("width", ["1280px", "390px"])
+def test_code_in_table_cells_never_breaks(site_visits, width):
+    visits = site_visits.light if width == "1280px" else site_visits.narrow
+    assert not readable(visits, "broken_code"), "identifiers broken over two lines in a cell"
+
+
+def test_every_chart_has_a_dark_copy_and_shows_it_in_the_dark_scheme(site_visits):
+    charts = {label(p): v.readability.get("charts", []) for p, v in site_visits.dark.items()}
+    assert any(charts.values()), "no chart found: the check checks nothing"
+    wrong = {p: [c["alt"][:50] for c in cs if not (c["light"] and c["dark"])
+                 or c["shown"] != "chart-dark"] for p, cs in charts.items()}
+    assert not {p: c for p, c in wrong.items() if c}
+
+
+@pytest.mark.parametrize("width", ["1280px", "390px"])
+def test_chart_type_is_readable(site_visits, width):
+    visits = site_visits.light if width == "1280px" else site_visits.narrow
+    small = {label(p): [(c["alt"][:50], round(c["min_px"], 1)) for c in
+                        v.readability.get("charts", [])
+                        if c["min_px"] is None or c["min_px"] < MIN_READABLE_PX]
+             for p, v in visits.items()}
+    assert not {p: c for p, c in small.items() if c}, f"chart type under {MIN_READABLE_PX} px"
+
+
+@pytest.mark.parametrize("width", ["1280px", "390px"])
+def test_diagram_text_is_readable(site_visits, width):
+    visits = site_visits.light if width == "1280px" else site_visits.narrow
+    assert not readable(visits, "small_diagram_text"), f"diagram text under {MIN_READABLE_PX} px"
+
+
+@pytest.mark.parametrize("width", ["1280px", "390px"])
+def test_notebook_output_lines_do_not_wrap(site_visits, width):
+    visits = site_visits.light if width == "1280px" else site_visits.narrow
+    assert not readable(visits, "wrapped_outputs"), "notebook output lines wrapped inside a word"
+
+
+def test_the_readability_checks_catch_a_bad_page(browser, tmp_path):
+    """A table that overflows with no cue, a code cell that breaks, a chart with no dark copy and
+    6 px type, a wrapping notebook output: each check above must see it."""
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="600pt" height="100pt" '
+           'viewBox="0 0 600 100"><text x="5" y="50" style="font-size: 6px">tiny</text></svg>')
+    import base64
+
+    data = base64.b64encode(svg.encode()).decode()
+    (tmp_path / "index.html").write_text(
+        '<!doctype html><html lang="en"><head><title>bad</title></head><body><main>'
+        '<div class="md-typeset"><div class="md-typeset__scrollwrap" style="overflow-x:auto;'
+        'width:200px"><table style="width:900px"><tr><td>wide</td></tr></table></div>'
+        '<table><tr><td><div style="width:80px"><code style="word-break:break-all">'
+        'cudaErrorInsufficientDriver</code></div></td></tr></table>'
+        f'<figure class="data-chart"><img class="chart-light" alt="a chart" style="width:300px" '
+        f'src="data:image/svg+xml;base64,{data}"></figure></div>'
+        '<div class="jupyter-wrapper"><div class="jp-OutputArea-output"><pre style="width:80px;'
+        'white-space:pre-wrap;word-break:break-all">CPU njit_parallel 1234567</pre></div></div>'
+        '</main></body></html>')
+    server, httpd = serve(tmp_path)
+    context = new_context(browser, server, "light")
+    try:
+        page = context.new_page()
+        page.goto(server.url(""), wait_until="load")
+        found = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
+    finally:
+        context.close()
+        httpd.shutdown()
+        httpd.server_close()
+    assert found["tables"], found
+    assert found["broken_code"], found
+    assert found["wrapped_outputs"], found
+    [chart] = found["charts"]
+    assert not chart["dark"] and chart["min_px"] < MIN_READABLE_PX
+
+
+def test_the_contrast_audit_fails_when_a_real_element_loses_contrast(browser, site_server,
+                                                                      axe_source):
+    """The audit runs before any click (so a fading toast cannot trip it) and still sees a real
+    paragraph of a real page turned light grey on white."""
+    context = new_context(browser, site_server, "light")
+    try:
+        page = context.new_page()
+        page.goto(site_server.url(content_pages(site_server.root)[0]), wait_until="load")
+        assert not [a for a in run_axe(page, axe_source, COLOUR_RULES)
+                    if a["id"] == "color-contrast"]
+        page.evaluate("document.querySelector('.md-content p').style.color = '#c8c8c8'")
+        assert "color-contrast" in {a["id"] for a in run_axe(page, axe_source, COLOUR_RULES)}
+    finally:
+        context.close()
+
+
+def test_search_index_holds_prose_not_diagram_source_or_listings(site_server):
+    import json
+    import re
+
+    index = json.loads((site_server.root / "search" / "search_index.json").read_text())
+    diagram = re.compile(r"\b(flowchart|graph) (LR|RL|TD|TB|BT)\b|sequenceDiagram|\bsubgraph ")
+    bad = [d["location"] for d in index["docs"] if diagram.search(d["text"])]
+    assert not bad, "search entries holding Mermaid source"
+    long = [d["location"] for d in index["docs"]
+            for block in re.findall(r"<pre>.*?</pre>", d["text"], re.S) if block.count("\n") > 12]
+    assert not long, "search entries holding whole listings"

@@ -12,7 +12,7 @@
     search.setAttribute("aria-label", "Search");
   }
 
-  var SCROLLERS = ".md-typeset__scrollwrap, .jupyter-wrapper .highlight-ipynb";
+  var SCROLLERS = ".md-typeset__scrollwrap, .jupyter-wrapper .highlight-ipynb, .md-typeset .mermaid";
 
   function mark(box) {
     var overflows = box.scrollWidth > box.clientWidth + 1;
@@ -20,7 +20,8 @@
       box.setAttribute("tabindex", "0");
       box.setAttribute("role", "region");
       box.setAttribute("aria-label", box.matches(".md-typeset__scrollwrap")
-        ? "Table, scrolls sideways" : "Code, scrolls sideways");
+        ? "Table, scrolls sideways"
+        : box.matches(".mermaid") ? "Diagram, scrolls sideways" : "Code, scrolls sideways");
       box.setAttribute("data-scroll-region", "");
       if (box.matches(".md-typeset__scrollwrap")) hint(box, true);
     } else if (!overflows && box.hasAttribute("data-scroll-region")) {
@@ -63,5 +64,11 @@
 
   scan();
   document.addEventListener("DOMContentLoaded", scan);  // after Material has set up the page
+  // Material swaps each Mermaid block for a new element once the diagram is drawn.
+  if (typeof MutationObserver === "function") {
+    new MutationObserver(function (records) {
+      if (records.some(function (r) { return r.addedNodes.length; })) scan();
+    }).observe(document.documentElement, { childList: true, subtree: true });
+  }
   window.addEventListener("load", scan);
 })();
