@@ -6,7 +6,7 @@ TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 export UV_PROJECT_ENVIRONMENT := .venv
 
-.PHONY: serve build test test-gpu clean
+.PHONY: serve build test test-gpu test-unknown-cpu system-packages opencl-vendors clean
 
 $(UV):
 	$(PY) -m venv $(TOOLS)
@@ -28,14 +28,46 @@ serve: .venv-site/.done
 build: .venv-site/.done
 	.venv-site/bin/mkdocs build --strict
 
-test: .venv/.done
-	.venv/bin/python -m pytest
+test: .venv/.done system-packages opencl-vendors
+	OCL_ICD_VENDORS=$(OPENCL_VENDORS) .venv/bin/python -m pytest
 
 # On a machine with an NVIDIA GPU: the same suite on the real device.
 test-gpu: $(UV)
 	$(UV) sync --locked --extra gpu
 	touch .venv/.done
-	NUMBA_ENABLE_CUDASIM=0 .venv/bin/python -m pytest -m gpu
+	$(MAKE) opencl-vendors
+	OCL_ICD_VENDORS=$(OPENCL_VENDORS) NUMBA_ENABLE_CUDASIM=0 .venv/bin/python -m pytest -m gpu
+
+# OpenCL on the CPU is Intel's CPU runtime, a pip wheel in .venv (PoCL fails every build on a CPU
+# model its LLVM does not know). Its driver is registered with the ICD loader in a folder that
+# also holds copies of the system's own .icd files (/etc/OpenCL/vendors), so GPU drivers stay
+# visible; `make test` points OCL_ICD_VENDORS at it.
+OPENCL_VENDORS := $(CURDIR)/.venv/opencl-vendors
+opencl-vendors: .venv/.done
+	.venv/bin/python snippets/opencl/register_intel_cpu.py --optional --dir $(OPENCL_VENDORS) > /dev/null
+
+# System packages some page blocks use: pciutils (`lspci`, check-your-gpu page). Installed with
+# apt only when make runs as root on a machine with apt-get; elsewhere those blocks skip with a
+# reason. (The browser tests install Debian's chromium the same way, from tests/site/.)
+APT_PACKAGES := pciutils
+system-packages:
+	@if ! command -v lspci > /dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get > /dev/null; then \
+	  echo "apt-get install $(APT_PACKAGES)"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  { apt-get update -q > /dev/null && \
+	    apt-get install -y -q --no-install-recommends $(APT_PACKAGES) > /dev/null; } || \
+	  echo "warning: apt-get could not install $(APT_PACKAGES); the lspci blocks will skip"; \
+	fi
+
+# Not part of `make test`: the OpenCL kernels on an emulated CPU whose model no LLVM knows
+# (qemu-x86_64 from Debian's qemu-user, installed with apt when run as root).
+test-unknown-cpu: .venv/.done opencl-vendors
+	@command -v qemu-x86_64 > /dev/null || { [ "$$(id -u)" = 0 ] && \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -q > /dev/null && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends qemu-user > /dev/null; } || \
+	  { echo "error: needs qemu-x86_64: run as root, or install Debian's qemu-user" >&2; exit 1; }
+	OCL_ICD_VENDORS=$(OPENCL_VENDORS) .venv/bin/python -m pytest -p no:cacheprovider -rs \
+	  tests/test_opencl.py -k unknown_cpu
 
 clean:
 	rm -rf .venv .venv-site $(TOOLS) site

@@ -1,94 +1,85 @@
-"""Find an OpenCL device: list every platform and device, or pick one by kind.
+"""List every OpenCL platform and device on this machine, and whether each can compile a kernel.
 
-Run:  python snippets/opencl/cl_device.py            (list what OpenCL sees here)
-      python snippets/opencl/cl_device.py --device gpu
+Run:  python cl_device.py [--device any|gpu|cpu]
 
-OpenCL finds its drivers through an ICD loader: each vendor (NVIDIA, AMD, Intel, PoCL for
-CPUs) registers a platform, and each platform lists its devices. `pick_device` prefers the
-kind you ask for and says clearly when no such device exists.
+OpenCL finds its drivers through an ICD loader: each driver (NVIDIA, AMD, Intel, PoCL for CPUs)
+registers a platform, and each platform lists its devices. A device that is listed may still be
+unable to compile: PoCL, for one, fails every build on a CPU model its LLVM does not know.
 """
 
-from __future__ import annotations
-
+# --8<-- [start:imports]
 import argparse
 import sys
+import warnings
 
 import pyopencl as cl
+# --8<-- [end:imports]
 
-KINDS = ("any", "gpu", "cpu")
-
-
-class NoDevice(RuntimeError):
-    """No OpenCL device of the requested kind (or no OpenCL platform at all)."""
-
-
-def platforms() -> list:
-    try:
-        return cl.get_platforms()
-    except cl.Error:  # clGetPlatformIDs fails with PLATFORM_NOT_FOUND_KHR when no ICD is installed
-        return []
+FIX_ANY = ("install a driver: for a CPU, PoCL (pip install \"pyopencl[pocl]\") or Intel's CPU "
+           "runtime (see the OpenCL section of the platforms page)")
+FIX_GPU = "install the GPU driver's OpenCL part (NVIDIA: its OpenCL ICD, libnvidia-opencl)"
+PROBE = "__kernel void probe(__global float *x) { x[get_global_id(0)] += 1.0f; }"
 
 
 def kind_of(device) -> str:
-    if device.type & cl.device_type.GPU:
-        return "gpu"
-    if device.type & cl.device_type.CPU:
-        return "cpu"
-    return "other"
-
-
-def all_devices() -> list:
-    return [(p, d) for p in platforms() for d in p.get_devices()]
-
-
-# --8<-- [start:pick]
-def pick_device(kind: str = "any"):
-    """The first device of the given kind ("gpu", "cpu" or "any": GPUs first)."""
-    found = all_devices()
-    if kind == "any":
-        found.sort(key=lambda pd: kind_of(pd[1]) != "gpu")  # GPUs first, then the rest
-    else:
-        found = [pd for pd in found if kind_of(pd[1]) == kind]
-    if not found:
-        names = ", ".join(p.name for p in platforms()) or "none"
-        raise NoDevice(f"no OpenCL {kind} device (platforms found: {names})")
-    return found[0][1]
-
-
-def make_queue(device, profiling: bool = False):
-    ctx = cl.Context([device])
-    props = cl.command_queue_properties.PROFILING_ENABLE if profiling else 0
-    return ctx, cl.CommandQueue(ctx, properties=props)
-# --8<-- [end:pick]
+    return ("gpu" if device.type & cl.device_type.GPU else
+            "cpu" if device.type & cl.device_type.CPU else "other")
 
 
 def describe(device) -> str:
-    return (f"{device.name.strip()} [{kind_of(device)}] on {device.platform.name.strip()}, "
+    kind = kind_of(device)
+    return (f"{device.name.strip()} [{kind}] on {device.platform.name.strip()}, "
             f"{device.version.strip()}, {device.max_compute_units} compute units, "
             f"{device.global_mem_size // 2**20} MiB")
+
+
+# --8<-- [start:probe]
+def compile_problem(device) -> str | None:
+    """None if the device's driver compiles a small kernel, else the driver's first error line."""
+    ctx = cl.Context([device])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            cl.Program(ctx, PROBE).build()
+    except cl.RuntimeError as exc:
+        lines = [line.strip() for line in str(exc).splitlines() if "error" in line.lower()]
+        return lines[-1] if lines else str(exc).strip().splitlines()[0]
+    return None
+# --8<-- [end:probe]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("--device", choices=KINDS, default=None,
-                        help="pick one device of this kind instead of listing all")
+    parser.add_argument("--device", choices=("any", "gpu", "cpu"), default="any",
+                        help="list only devices of this kind; exit 1 if none of them compiles")
     args = parser.parse_args(argv)
-
-    if args.device is None:
-        found = all_devices()
-        if not found:
-            print("error: no OpenCL platform found (no ICD installed)", file=sys.stderr)
-            return 1
-        for _, device in found:
-            print(describe(device))
-        return 0
     try:
-        device = pick_device(args.device)
-    except NoDevice as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        try:
+            platforms = cl.get_platforms()
+        except cl.Error:  # the ICD loader found no driver at all
+            platforms = []
+        devices = [d for p in platforms for d in p.get_devices()
+                   if args.device in ("any", kind_of(d))]
+        if not devices:
+            what = "device" if args.device == "any" else f"{args.device} device"
+            print(f"error: no OpenCL {what} found (platforms: "
+                  f"{', '.join(p.name.strip() for p in platforms) or 'none'}); "
+                  f"fix: {FIX_GPU if args.device == 'gpu' else FIX_ANY}", file=sys.stderr)
+            return 1
+        usable = 0
+        for device in devices:
+            problem = compile_problem(device)
+            usable += problem is None
+            print(f"{describe(device)}: " + ("compiles" if problem is None else
+                                             f"cannot compile ({problem})"))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    if not usable:
+        print("error: no OpenCL device here can compile a kernel; fix: install a driver that "
+              "knows this CPU or GPU (see the OpenCL section of the platforms page)", file=sys.stderr)
         return 1
-    print(describe(device))
     return 0
 
 

@@ -1,23 +1,24 @@
 """SAXPY (y = a*x + y, single precision) in OpenCL through pyopencl.
 
-Run:  python snippets/opencl/saxpy.py [N] [--a 2.0] [--device any|gpu|cpu]
-On a machine without a GPU, PoCL (`pip install "pyopencl[pocl]"`) runs it on the CPU.
+Run:  python saxpy.py [N] [--a 2.0] [--device any|gpu|cpu] [--verbose]
+Needs pyopencl and one OpenCL driver: a GPU's, or a CPU runtime (PoCL: pip install
+"pyopencl[pocl]"; Intel's: pip install intel-opencl-rt intel-cmplr-lib-rt, registered with
+register_intel_cpu.py).
 """
 
-from __future__ import annotations
-
+# --8<-- [start:imports]
 import argparse
 import math
+import os
 import sys
-from pathlib import Path
+import warnings
 
 import numpy as np
 import pyopencl as cl
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cl_device import KINDS, NoDevice, describe, make_queue, pick_device  # noqa: E402
+# --8<-- [end:imports]
 
 LOCAL_SIZE = 256
+MAX_N = 2**31 - 1
 
 SOURCE = r"""
 // --8<-- [start:kernel]
@@ -31,11 +32,72 @@ __kernel void saxpy(const long n, const float a,
 // --8<-- [end:kernel]
 """
 
+REGISTER = "see the OpenCL section of the platforms page"
+
+
+class OpenCLProblem(RuntimeError):
+    """No usable OpenCL device, or the driver cannot compile: the message names cause and fix."""
+
+
+def pick_device(kind: str = "any"):
+    """The first OpenCL device of this kind: "gpu", "cpu", or "any" (GPUs first)."""
+    try:
+        platforms = cl.get_platforms()
+    except cl.Error:  # the ICD loader found no driver at all
+        platforms = []
+    found = [d for p in platforms for d in p.get_devices()]
+    found.sort(key=lambda d: not d.type & cl.device_type.GPU)  # GPUs first
+    if kind != "any":
+        wanted = cl.device_type.GPU if kind == "gpu" else cl.device_type.CPU
+        found = [d for d in found if d.type & wanted]
+    if not found:
+        names = ", ".join(p.name.strip() for p in platforms) or "none"
+        what = "device" if kind == "any" else f"{kind} device"
+        fix = ("install the GPU driver's OpenCL part (NVIDIA: its OpenCL ICD)" if kind == "gpu"
+               else f"install an OpenCL driver, for a CPU PoCL or Intel's CPU runtime, {REGISTER}")
+        raise OpenCLProblem(f"no OpenCL {what} (platforms found: {names}); fix: {fix}")
+    return found[0]
+
+
+def build(ctx, source: str):
+    """Compile OpenCL C for the context's device, at run time, by its driver."""
+    try:
+        with warnings.catch_warnings():  # a successful build may still print a log
+            warnings.simplefilter("ignore", cl.CompilerWarning)
+            return cl.Program(ctx, source).build()
+    except cl.RuntimeError as exc:  # BUILD_PROGRAM_FAILURE, with the driver's log
+        raise OpenCLProblem(explain_build_failure(ctx.devices[0], str(exc))) from None
+
+
+def explain_build_failure(device, log: str) -> str:
+    """One line: why the driver could not compile, and what to do about it."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    first = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "")
+    if "unknown target CPU" in log:  # PoCL asked LLVM for this CPU's name and got none
+        return (f"{device.platform.name.strip()} cannot compile for this CPU: its LLVM does not "
+                f"know the CPU model ({first}); fix: use a CPU runtime that does, such as Intel's "
+                f"(pip install intel-opencl-rt intel-cmplr-lib-rt), {REGISTER}")
+    return (f"the OpenCL driver could not compile the kernel for {device.name.strip()} ({first}); "
+            "fix: try another device with --device, or update the driver")
+
+
+def check_fits(device, n: int, arrays: int = 3) -> None:
+    """Refuse sizes the device or the host cannot hold, before allocating anything."""
+    nbytes = 4 * n
+    if nbytes > device.max_mem_alloc_size:
+        raise OpenCLProblem(f"N = {n} needs {nbytes / 2**20:.0f} MiB per buffer; "
+                            f"{device.name.strip()} allows {device.max_mem_alloc_size / 2**20:.0f} "
+                            "MiB: choose a smaller N")
+    free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if 2 * arrays * nbytes > free:  # host arrays, and buffers in host memory on a CPU device
+        raise OpenCLProblem(f"N = {n} needs about {2 * arrays * nbytes / 2**30:.1f} GiB of host "
+                            f"memory, {free / 2**30:.1f} GiB is free: choose a smaller N")
+
 
 # --8<-- [start:host]
 def saxpy_on_device(queue, a: float, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     ctx = queue.context
-    kernel = cl.Kernel(cl.Program(ctx, SOURCE).build(), "saxpy")
+    kernel = cl.Kernel(build(ctx, SOURCE), "saxpy")
     mf = cl.mem_flags
     d_x = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=x)
     d_y = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=y)  # read and overwritten
@@ -79,8 +141,8 @@ def positive_int(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if not 1 <= value <= MAX_N:
+        raise argparse.ArgumentTypeError(f"must be between 1 and {MAX_N}, got {value}")
     return value
 
 
@@ -89,30 +151,18 @@ def finite_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be finite, got {text}")
+    if not math.isfinite(value) or abs(value) > 3.4e38:
+        raise argparse.ArgumentTypeError(f"must be a finite float32, got {text}")
     return value
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("n", nargs="?", type=positive_int, default=6,
-                        help="number of elements (default 6: x = 1..6, y = 2)")
-    parser.add_argument("--a", type=finite_float, default=2.0, help="the scalar a (default 2)")
-    parser.add_argument("--device", choices=KINDS, default="any",
-                        help="which kind of OpenCL device to use (default: a GPU if any)")
-    parser.add_argument("--verbose", action="store_true", help="print the device used")
-    args = parser.parse_args(argv)
-
-    try:
-        device = pick_device(args.device)
-    except NoDevice as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+def run(args: argparse.Namespace) -> int:
+    device = pick_device(args.device)
     if args.verbose:
-        print(f"device: {describe(device)}")
-    _, queue = make_queue(device)
+        print(f"device: {device.name.strip()} on {device.platform.name.strip()}")
+    check_fits(device, args.n, arrays=2)
+    ctx = cl.Context([device])  # keep a reference: the queue alone may not keep it alive
+    queue = cl.CommandQueue(ctx)
     x, y = make_inputs(args.n)
     out = saxpy_on_device(queue, args.a, x, y)
     print(format_result(out))
@@ -123,6 +173,30 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(f"OK: all {out.size} elements within 1 ulp of a*x + y")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
+    parser.add_argument("n", nargs="?", type=positive_int, default=6,
+                        help="number of elements (default 6: x = 1..6, y = 2)")
+    parser.add_argument("--a", type=finite_float, default=2.0, help="the scalar a (default 2)")
+    parser.add_argument("--device", choices=("any", "gpu", "cpu"), default="any",
+                        help="which kind of OpenCL device to use (default: a GPU if any)")
+    parser.add_argument("--verbose", action="store_true", help="print the device used")
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except OpenCLProblem as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    except cl.Error as exc:  # any other driver error: its first line, not a traceback
+        print(f"error: OpenCL: {str(exc).strip().splitlines()[0]}", file=sys.stderr)
+    except MemoryError:
+        print(f"error: not enough memory for N = {args.n}: choose a smaller N", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,138 @@
+"""The OpenCL vector add and SAXPY, registered with the benchmark runner.
+
+Run it with:  python snippets/bench/run.py opencl --output opencl.json
+
+One variant per kind of OpenCL device found here ("opencl_cpu", "opencl_gpu"). Each is timed in
+its own loop (`Prepared.external`): the kernel alone with OpenCL profiling events
+(`bench.timing.time_opencl`), and end to end (copies in, kernel, copy out) on the host clock
+(`bench.timing.time_host`). Every result is checked against NumPy before it is timed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import numpy as np
+import pyopencl as cl
+from bench import timing
+from bench.runner import Benchmark, Case, Prepared, register
+
+import saxpy  # the teaching files beside this one (bench.runner.load puts them on the path)
+import vector_add
+
+SAMPLES = timing.MIN_REPEATS + 1  # samples per figure (an odd count: the median is one of them)
+MIN_SAMPLE_S = 0.02  # calls shorter than this are batched into one sample
+KINDS = {"opencl_cpu": "cpu", "opencl_gpu": "gpu"}
+
+
+def kinds_here() -> tuple[str, ...]:
+    """The variants this machine can run: one per kind of OpenCL device it has."""
+    try:
+        devices = [d for p in cl.get_platforms() for d in p.get_devices()]
+    except cl.Error:
+        devices = []
+    found = {"gpu" if d.type & cl.device_type.GPU else "cpu" for d in devices}
+    return tuple(v for v, kind in KINDS.items() if kind in found) or ("opencl_cpu",)
+
+
+HERE = kinds_here()
+# --8<-- [start:register]
+CASES = {
+    "vector_add": Case({"kernel": "vector_add", "n": 2**24}, variants=HERE),
+    "saxpy": Case({"kernel": "saxpy", "n": 2**24}, variants=HERE),
+    "smoke": Case({"kernel": "vector_add", "n": 5000}, variants=HERE, default=False),
+}
+
+
+def inputs(p: dict) -> tuple[np.ndarray, np.ndarray]:
+    return (vector_add if p["kernel"] == "vector_add" else saxpy).make_inputs(p["n"])
+
+
+def reference(p: dict) -> np.ndarray:
+    x, y = inputs(p)
+    return x + y if p["kernel"] == "vector_add" else saxpy.reference(2.0, x, y)
+
+
+def wrong_elements(kernel: str, out: np.ndarray, ref: np.ndarray) -> int:
+    if kernel == "vector_add":
+        return int(np.count_nonzero(out != ref))
+    return int(saxpy.mismatches(out, ref).size)  # SAXPY: within one float32 ulp
+
+
+def measure(kind: str, p: dict) -> str:
+    """Check, then time one kernel on the first device of this kind; BENCH lines."""
+    device = vector_add.pick_device(kind)
+    vector_add.check_fits(device, p["n"])
+    ctx = cl.Context([device])
+    queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+    mod, name = (vector_add, "vector_add") if p["kernel"] == "vector_add" else (saxpy, "saxpy")
+    t0 = time.perf_counter()
+    kernel = cl.Kernel(vector_add.build(ctx, mod.SOURCE), name)
+    build_s = time.perf_counter() - t0
+    a, b = inputs(p)
+    n, mf = p["n"], cl.mem_flags
+    d_a = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+    d_b = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=b)
+    d_c = cl.Buffer(ctx, mf.READ_WRITE, a.nbytes)
+    out_buf = d_c if name == "vector_add" else d_b  # SAXPY overwrites y
+    grid = (-(-n // mod.LOCAL_SIZE) * mod.LOCAL_SIZE,)
+
+    def launch():  # returns the kernel's event, which time_opencl reads
+        if name == "vector_add":
+            return kernel(queue, grid, (mod.LOCAL_SIZE,), d_a, d_b, d_c, np.int64(n))
+        return kernel(queue, grid, (mod.LOCAL_SIZE,), np.int64(n), np.float32(2.0), d_a, d_b)
+
+    host = np.empty_like(a)
+
+    def end_to_end():
+        cl.enqueue_copy(queue, d_a, a)
+        cl.enqueue_copy(queue, d_b, b)
+        launch()
+        cl.enqueue_copy(queue, host, out_buf)  # blocking: waits for the kernel
+
+    end_to_end()  # correctness first: one full run from fresh inputs
+    bad = wrong_elements(name, host, reference(p))
+    one = timing.time_opencl(queue, launch, repeats=1, warmup=1).median_s
+    calls = max(1, min(10_000, math.ceil(MIN_SAMPLE_S / one))) if one > 0 else 1000
+    # time_opencl per sample (repeats=1): the samples themselves go into the results file
+    kernel_s = [timing.time_opencl(queue, launch, repeats=1, warmup=0, calls=calls).median_s
+                for _ in range(SAMPLES)]
+    end_s = [timing.time_host(end_to_end, repeats=1, warmup=0).median_s for _ in range(SAMPLES)]
+    common = {
+        "error": {"metric": "mismatched_elements", "value": bad, "ok": bad == 0},
+        "bytes": 12 * n,  # two float32 arrays read, one written (copied in twice, out once)
+        "flops": n if name == "vector_add" else 2 * n,
+        "params": {"local_size": mod.LOCAL_SIZE, "device_name": device.name.strip(),
+                   "platform": device.platform.name.strip(), "opencl": device.version.strip(),
+                   "driver": device.driver_version.strip()},
+        "extra": {"build_s": round(build_s, 4)},
+    }
+    variant = next(v for v, k in KINDS.items() if k == kind)
+    lines = [{"variant": variant, "phase": "kernel", "samples_s": kernel_s,
+              "calls_per_sample": calls, **common,
+              "extra": {**common["extra"], "clock": "opencl-event"}},
+             {"variant": variant, "phase": "end_to_end", "samples_s": end_s,
+              "calls_per_sample": 1, **common, "extra": {**common["extra"], "clock": "host"}}]
+    return "\n".join("BENCH " + json.dumps(line) for line in lines)
+
+
+def setup(variant: str, p: dict) -> Prepared:
+    def run() -> str:
+        try:
+            return measure(KINDS[variant], p)
+        except cl.Error as exc:  # the runner records one line and marks the variant failed
+            raise RuntimeError(f"OpenCL: {str(exc).strip().splitlines()[0]}") from None
+    return Prepared(external=run)
+
+
+def check(variant: str, out: np.ndarray, ref: np.ndarray) -> dict:  # external variants check themselves
+    bad = wrong_elements("vector_add", out, ref)
+    return {"metric": "mismatched_elements", "value": bad, "ok": bad == 0}
+
+
+BENCHMARK = register(Benchmark(
+    name="opencl", variants=KINDS, cases=CASES, setup=setup, reference=reference,
+    check=check, counts=lambda variant, p, ref: {}))
+# --8<-- [end:register]

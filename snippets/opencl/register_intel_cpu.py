@@ -1,0 +1,107 @@
+"""Register Intel's OpenCL CPU runtime, installed with pip, with the OpenCL ICD loader.
+
+Run:  pip install pyopencl intel-opencl-rt intel-cmplr-lib-rt
+      python register_intel_cpu.py [--dir FOLDER]
+      export OCL_ICD_VENDORS=FOLDER        (the line it prints; or: eval "$(python ...)")
+
+The ICD loader (libOpenCL) finds drivers through `.icd` files, each naming a driver library.
+pip puts Intel's driver at <python prefix>/lib/libintelocl.so, but the `.icd` file in the wheel
+names a path on the machine it was built on, so the loader never finds it. This writes a folder
+with an `.icd` file that names the installed library, plus copies of the system's own `.icd`
+files (/etc/OpenCL/vendors), because OCL_ICD_VENDORS replaces that folder: GPU drivers stay
+visible.
+"""
+
+# --8<-- [start:imports]
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+# --8<-- [end:imports]
+
+SYSTEM_VENDORS = Path("/etc/OpenCL/vendors")
+ICD_NAME = "intel-cpu.icd"
+
+
+class Problem(RuntimeError):
+    """A one-line reason, with its fix."""
+
+
+def intel_library(prefix: Path = Path(sys.prefix)) -> Path | None:
+    """Where pip installed Intel's CPU runtime for this Python, if it did."""
+    lib = prefix / "lib" / "libintelocl.so"
+    return lib if lib.is_file() else None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def check_folder(folder: Path) -> None:
+    """Fail before writing anything if the folder cannot hold the .icd files."""
+    if folder.exists() and not folder.is_dir():
+        raise Problem(f"{folder} is a file, not a folder: choose another --dir")
+    parent = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise Problem(f"{parent} is a file, not a folder: choose another --dir")
+    if parent is None or not os.access(parent, os.W_OK | os.X_OK):
+        raise Problem(f"cannot write in {parent or folder}: choose a writable --dir")
+
+
+# --8<-- [start:register]
+def register(folder: Path, library: Path | None, system: Path = SYSTEM_VENDORS) -> list[str]:
+    """Fill `folder` with .icd files: the system's, and one naming Intel's library."""
+    check_folder(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for icd in sorted(system.glob("*.icd")) if system.is_dir() else []:
+        if icd.name != ICD_NAME:
+            write_atomically(folder / icd.name, icd.read_text())
+            written.append(icd.name)
+    if library is not None:
+        write_atomically(folder / ICD_NAME, f"{library.resolve()}\n")  # one line: the library
+        written.append(ICD_NAME)
+    return written
+# --8<-- [end:register]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
+    parser.add_argument("--dir", type=Path, default=Path(sys.prefix) / "opencl-vendors",
+                        help="folder to write the .icd files into (default: "
+                             "<python prefix>/opencl-vendors)")
+    parser.add_argument("--optional", action="store_true",
+                        help="without Intel's runtime, still write the system's .icd files and "
+                             "exit 0 (for set-up scripts on machines it does not support)")
+    args = parser.parse_args(argv)
+    try:
+        library = intel_library()
+        if library is None and not args.optional:
+            raise Problem(f"Intel's OpenCL CPU runtime is not installed in this Python "
+                          f"({sys.prefix}/lib/libintelocl.so is missing): "
+                          "pip install intel-opencl-rt intel-cmplr-lib-rt")
+        register(args.dir, library)
+    except Problem as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"error: cannot write {args.dir}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    print(f"export OCL_ICD_VENDORS={args.dir.resolve()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
