@@ -117,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
             previous = previous_run(partial, bench)
         except (OSError, ValueError) as exc:
             p.error(f"--resume: {exc}")
+    elif partial.exists():
+        print(f"note: {partial} (an interrupted run) will be replaced; --resume continues it "
+              "instead", file=sys.stderr)
 
     described = system.describe_system()
     quick = args.repeats < timing.MIN_REPEATS or bool(previous.get("quick_check"))

@@ -1,0 +1,294 @@
+"""Every snippet a page shows runs after being copied into an empty folder, as a reader would.
+
+For each file a page includes (`--8<-- "snippets/..."`), the test copies it, with its
+companions, into a temporary empty folder and runs the page's own command there. Companions are
+found, not listed: same-folder imports of a .py (`import model`, `from model import ...`) and
+`#include "x.h"` of a .c/.cu; the page that shows the file must name each companion. The
+commands are a page's ```bash blocks that invoke a shown file, run whole and in page order in
+one folder (a later block may use an earlier one's output), with the `snippets/<topic>/`
+prefixes dropped; blocks the page marks to skip (no GPU, no nvcc, ...) are skipped, with the
+page's reason when every block of the page is. A shown .py that no runnable block invokes gets `--help`
+(exit 0); a .c/.cu gets compiled (with the page's compiler line when it has one). The benchmark
+harness (`snippets/bench/`, each topic's `benchmark.py`) is not a teaching file and is left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SNIPPETS, record_executed, snippets_in_command
+
+DOCS = ROOT / "docs"
+INCLUDE = re.compile(r'--8<--\s+"(?P<path>snippets/[^":]+)(?::[^"]*)?"')
+FENCE_OPEN = re.compile(r"^(?P<indent>\s*)(?P<ticks>`{3,}|~{3,})(?P<info>.*)$")
+MARKER = re.compile(r"^\s*<!--\s*(?P<body>pytest[.\w-].*?)\s*-->\s*$")
+LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"(?P<name>[^"]+)"', re.M)
+COMPILERS = {".c": ("gcc", "cc"), ".cu": ("nvcc",)}
+TIMEOUT = 600
+
+
+def is_harness(rel: str) -> bool:
+    return rel.startswith("snippets/bench/") or rel.endswith("/benchmark.py")
+
+
+def pages() -> list[Path]:
+    return sorted(DOCS.rglob("*.md"))
+
+
+def shown() -> dict[str, list[Path]]:
+    """Each teaching file a page includes -> the pages that include it."""
+    found: dict[str, list[Path]] = {}
+    for page in pages():
+        for m in INCLUDE.finditer(page.read_text()):
+            rel = m["path"]
+            if (ROOT / rel).suffix in (".py", ".c", ".cu") and not is_harness(rel) \
+                    and (ROOT / rel).is_file() and page not in found.setdefault(rel, []):
+                found[rel].append(page)
+    return found
+
+
+def direct_companions(path: Path) -> set[Path]:
+    folder = path.parent
+    if path.suffix == ".py":
+        try:
+            tree = ast.parse(path.read_text())
+        except SyntaxError:
+            return set()
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+        return {folder / f"{n}.py" for n in names if (folder / f"{n}.py").is_file()} - {path}
+    return {folder / m["name"] for m in LOCAL_INCLUDE.finditer(path.read_text(errors="replace"))
+            if (folder / m["name"]).is_file()}
+
+
+def companions(rel: str) -> list[str]:
+    """The files `rel` needs beside it (closure of same-folder imports or includes)."""
+    start = ROOT / rel
+    seen, todo = set(), [start]
+    while todo:
+        for c in direct_companions(todo.pop()):
+            if c not in seen and c != start:
+                seen.add(c)
+                todo.append(c)
+    return sorted(str(c.relative_to(ROOT)) for c in seen)
+
+
+def blocks(page: Path):
+    """(index, info, body, markers) for each fenced block; markers: the HTML comments above it."""
+    lines = page.read_text().splitlines()
+    i, index = 0, 0
+    while i < len(lines):
+        m = FENCE_OPEN.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        markers, j = [], i - 1
+        while j >= 0 and (not lines[j].strip() or MARKER.match(lines[j])):
+            if lines[j].strip():
+                markers.append(MARKER.match(lines[j])["body"])
+            j -= 1
+        ticks, body, i = m["ticks"], [], i + 1
+        while i < len(lines) and not lines[i].strip().startswith(ticks):
+            body.append(lines[i])
+            i += 1
+        yield index, m["info"].strip(), "\n".join(body), markers
+        index += 1
+        i += 1
+
+
+def skip_reason(markers: list[str]) -> str | None:
+    """The page's own reason to skip a block here (evaluated as pytest-codeblocks would)."""
+    for marker in markers:
+        if marker.startswith("pytest-codeblocks:skip"):
+            return "the page skips this block"
+        if not marker.startswith("pytest.mark.skip"):
+            continue
+        mark = eval(marker, {"pytest": pytest, "__import__": __import__})  # the page's own marker
+        reason = mark.kwargs.get("reason", "skipped by the page")
+        if mark.name == "skip" or (mark.name == "skipif" and mark.args and mark.args[0]):
+            return reason
+    return None
+
+
+def page_blocks(page: Path, files: dict) -> list:
+    """(index, body, shown files it invokes, skip reason) for each bash block invoking one."""
+    found = []
+    for index, info, body, markers in blocks(page):
+        if info in ("bash", "sh"):
+            named = sorted(f for f in snippets_in_command(body, ROOT) if f in files)
+            if named:
+                found.append((index, body, named, skip_reason(markers)))
+    return found
+
+
+def page_cases() -> list:
+    """One case per page whose bash blocks invoke a shown file: (page, its blocks in order)."""
+    files = shown()
+    return [(page, found) for page in pages() if (found := page_blocks(page, files))]
+
+
+def covered() -> set[str]:
+    return {f for _, found in page_cases() for _, _, named, why in found if why is None
+            for f in named}
+
+
+def local_command(body: str, named: list[str]) -> str:
+    """The page's command as a reader runs it in a folder holding the copied files."""
+    for topic in sorted({str(Path(f).parent) for f in named}, key=len, reverse=True):
+        body = body.replace(f"{topic}/", "")
+        body = re.sub(rf"(?<![\w/]){re.escape(topic)}(?=[\s;&|)]|$)", ".", body)
+    return body
+
+
+def copy_into(folder: Path, named: list[str]) -> None:
+    for rel in named:
+        for f in [rel, *companions(rel)]:
+            shutil.copy2(ROOT / f, folder / Path(f).name)
+
+
+def reader_env() -> dict:
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    kept = [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+            if p and not Path(p).resolve().is_relative_to(ROOT)]  # nothing from the repository
+    env["PYTHONPATH"] = os.pathsep.join(kept)
+    env.pop("SNIPPETS_RUN_LOG", None)
+    return env
+
+
+def run_here(command, folder: Path) -> subprocess.CompletedProcess:
+    shell = isinstance(command, str)
+    return subprocess.run(command, shell=shell, executable="/bin/bash" if shell else None,
+                          cwd=folder, env=reader_env(), capture_output=True, text=True,
+                          timeout=TIMEOUT)
+
+
+def report(proc: subprocess.CompletedProcess, what: str) -> str:
+    out = (proc.stdout[-1500:] + "\n" + proc.stderr[-2500:]).strip()
+    return f"{what} exited {proc.returncode} in an empty folder:\n{out}"
+
+
+# ---- the tests ----
+
+@pytest.mark.parametrize(("page", "found"), page_cases(),
+                         ids=[str(page.relative_to(DOCS)) for page, _ in page_cases()])
+def test_page_commands_run_in_an_empty_folder(tmp_path, page, found):
+    """The page's blocks, in order, in one empty folder: a later block may use an earlier one's
+    output, as it does for a reader following the page."""
+    runnable = [(i, body, named) for i, body, named, why in found if why is None]
+    if not runnable:
+        pytest.skip("; ".join(sorted({why for *_, why in found})))
+    copy_into(tmp_path, sorted({f for _, _, named in runnable for f in named}))
+    for index, body, named in runnable:
+        command = local_command(body, named)
+        record_executed(*named)
+        proc = run_here(command, tmp_path)
+        assert proc.returncode == 0, report(
+            proc, f"{page.relative_to(DOCS)} block {index} ({', '.join(named)}):\n{command}\n")
+
+
+HELP_ONLY = sorted(f for f in shown() if f.endswith(".py") and f not in covered())
+
+
+@pytest.mark.parametrize("rel", HELP_ONLY)
+def test_shown_python_file_without_a_command_answers_help(tmp_path, rel):
+    copy_into(tmp_path, [rel])
+    proc = run_here([sys.executable, Path(rel).name, "--help"], tmp_path)
+    assert proc.returncode == 0, report(proc, f"python {Path(rel).name} --help")
+    assert "Traceback" not in proc.stderr
+
+
+def compile_command(rel: str) -> str:
+    """The page's compiler line for this file (its flags), or a plain one."""
+    name = Path(rel).name
+    for page in shown()[rel]:
+        for _, info, body, _ in blocks(page):
+            for line in re.split(r"\n|&&|;", body.replace("\\\n", " ")):
+                words = line.split()
+                if words and words[0] in COMPILERS[Path(rel).suffix] and any(
+                        w.endswith(rel) for w in words):
+                    return "mkdir -p build && " + local_command(line.strip(), [rel])
+    exe = Path(rel).stem
+    return f"{COMPILERS[Path(rel).suffix][0]} -O2 -o {exe} {name}" + (
+        " -lm" if rel.endswith(".c") else "")
+
+
+COMPILE_ONLY = sorted(f for f in shown() if not f.endswith(".py") and f not in covered())
+
+
+@pytest.mark.parametrize("rel", COMPILE_ONLY)
+def test_shown_c_or_cuda_file_compiles_in_an_empty_folder(tmp_path, rel):
+    command = compile_command(rel)
+    compiler = command.split("&&")[-1].split()[0]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"{compiler} is not on PATH")
+    copy_into(tmp_path, [rel])
+    proc = run_here(command, tmp_path)
+    assert proc.returncode == 0, report(proc, command)
+
+
+MENTIONS = [(rel, page, c) for rel, ps in sorted(shown().items()) for page in ps
+            for c in companions(rel)]
+
+
+@pytest.mark.parametrize(("rel", "page", "companion"), MENTIONS,
+                         ids=[f"{p.relative_to(DOCS)}:{Path(r).name}+{Path(c).name}"
+                              for r, p, c in MENTIONS])
+def test_page_names_each_companion(rel, page, companion):
+    text = "\n".join(line for line in page.read_text().splitlines() if "--8<--" not in line)
+    assert Path(companion).name in text, (
+        f"{page.relative_to(DOCS)} shows {rel}, which needs {Path(companion).name} beside it; "
+        "say so on the page, next to the first file")
+
+
+# ---- the helpers above, checked on known inputs ----
+
+def test_companions_are_found_from_imports_and_includes(tmp_path, monkeypatch):
+    topic = tmp_path / "snippets" / "t"
+    topic.mkdir(parents=True)
+    (topic / "train.py").write_text("import os\nimport model\nfrom data import load\n")
+    (topic / "model.py").write_text("from layers import dense\n")
+    (topic / "layers.py").write_text("import numpy\n")
+    (topic / "data.py").write_text("")
+    (topic / "k.cu").write_text('#include <stdio.h>\n#include "k.h"\nint main() {}\n')
+    (topic / "k.h").write_text('#include "common.h"\n')
+    (topic / "common.h").write_text("")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert companions("snippets/t/train.py") == [
+        "snippets/t/data.py", "snippets/t/layers.py", "snippets/t/model.py"]
+    assert companions("snippets/t/k.cu") == ["snippets/t/common.h", "snippets/t/k.h"]
+    assert companions("snippets/t/data.py") == []
+
+
+def test_page_commands_become_local_commands():
+    body = ("mkdir -p build\nNUMBA_ENABLE_CUDASIM=1 python snippets/keras/train.py "
+            "--model snippets/keras/model.py\ncd snippets/keras && python predict.py")
+    assert local_command(body, ["snippets/keras/train.py"]) == (
+        "mkdir -p build\nNUMBA_ENABLE_CUDASIM=1 python train.py --model model.py\n"
+        "cd . && python predict.py")
+
+
+def test_page_skip_markers_are_read(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text('<!--pytest.mark.skip(reason="installs packages")-->\n\n```bash\nls\n```\n'
+                    '<!--pytest.mark.skipif(False, reason="never")-->\n```bash\npwd\n```\n'
+                    "```python\nx = 1\n```\n")
+    found = [(info, body, skip_reason(markers)) for _, info, body, markers in blocks(page)]
+    assert found == [("bash", "ls", "installs packages"), ("bash", "pwd", None),
+                     ("python", "x = 1", None)]
+
+
+def test_there_are_shown_snippets_and_page_commands():
+    assert len(shown()) >= 10 and len(page_cases()) >= 5  # a broken scan would pass vacuously
+    assert sum(len(found) for _, found in page_cases()) >= 20
