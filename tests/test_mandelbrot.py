@@ -388,7 +388,7 @@ def test_renderers_fall_back_and_flag_wide_spread(tmp_path, mandelbrot_renderers
     get, path = mandelbrot_renderers.get, "data/missing.json|data/r.json"
     headline = get("mandelbrot_headline")(docs, path=path)
     assert "No GPU results yet" in headline and "400 times as fast as" in headline
-    assert "on an NVIDIA H200" in headline and "on 16 vCPUs (test CPU)" in headline
+    assert "on an NVIDIA H200" in headline and "on 16 vCPUs of a test CPU" in headline
     table = get("mandelbrot_table")(docs, path=path, case="large")
     assert table.count("\n| Numba") == 4 and "| 400 |" in table and "tuned, end to end" in table
     assert "in 3 of 3 GPU timings" in get("mandelbrot_spread")(docs, path=path)

@@ -165,10 +165,15 @@ def compile_table(docs_dir: Path, path: str) -> str:
                                   out, "llrrr") + caption
 
 
+def cpu_model(doc: dict) -> str:
+    name = doc["system"].get("host", {}).get("cpu") or "unnamed CPU"
+    name = re.sub(r"\((R|TM)\)", "", name).strip()
+    return f"{'an' if name[:1].upper() in 'AEIOU' else 'a'} {name}"
+
+
 def cpu_text(doc: dict) -> str:
     """The CPU the CPU figures ran on, as the results file names it."""
-    host = doc["system"].get("host", {})
-    return f"{host.get('cores', '?')} vCPUs ({host.get('cpu', 'unknown CPU')})"
+    return f"{doc['system'].get('host', {}).get('cores', '?')} vCPUs of {cpu_model(doc)}"
 
 
 def gpu_text(doc: dict) -> str:
@@ -228,7 +233,7 @@ def compiled_gain(docs_dir: Path, path: str, case: str) -> str:
     text = (f"Compiled by `@njit`, the loop runs {fmt_ratio(python['median_s'] / njit['median_s'])} "
             f"times as fast as pure Python on the same single core ({fmt_time(njit['median_s'])} "
             f"against {fmt_time(python['median_s'])}, {size_text(python['params'])}, "
-            f"on {cpu_text(doc)})")
+            f"on one vCPU of {cpu_model(doc)[2:].lstrip()})")
     if "njit_parallel" in rows:
         par = rows["njit_parallel"]
         text += (f"; `parallel=True` on all cores makes that "
