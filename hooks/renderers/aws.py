@@ -37,7 +37,7 @@ def instance_rows(docs_dir: Path, path: str) -> list[dict]:
     return read_rows(docs_dir, path)
 
 
-FLAGGED = {"specs": {"accelerators", "vcpus", "memory_gib"}, "status": {"status"},
+FLAGGED = {"specs": {"accelerators", "vcpus"}, "status": {"status"},
            "spec date": {"sources"}, "price": {"price"}}
 
 
@@ -49,29 +49,43 @@ def mark(text: str, field: str, row: dict) -> str:
 
 
 def accelerators(row: dict) -> str:
+    """"8 × H100 80 GiB": count, model without the vendor, memory each."""
     count = float(row["accelerator_count"])
+    name = row["accelerator"].removeprefix("NVIDIA ").removeprefix("AWS ")
     size = f"{float(row['accelerator_memory_gib']):g} GiB"
     if count < 1:
-        return f"{count:g} of 1 ({size})"
-    return f"{count:g} × {size}"
+        return f"{count:g} of 1 {name} ({size})"
+    return f"{count:g} × {name} {size}"
 
 
-def table_for(rows: list[dict], sources: dict[str, int]) -> str:
-    header = ["instance", "accelerator", "accelerators", "vCPUs", "RAM GiB", "$/hour",
-              "$/accelerator-hour", "BF16 / FP8", "status", "sources"]
+def table_for(rows: list[dict], sources: dict[str, int], usual: set[int]) -> str:
+    """Seven narrow columns; what is unusual about a row (status, other sources, unconfirmed
+    fields) goes into its notes cell, the rest under the table."""
+    header = ["instance", "accelerators", "vCPUs", "$/hour", "$/GPU-hour", "BF16 / FP8", "notes"]
     body = []
     for r in sorted(rows, key=lambda r: (r["family"], float(r["on_demand_usd_per_hour"]))):
         lp = set(r["low_precision"].split(";"))
         refs = sorted({sources[(r["price_source"], r["price_as_of"])],
-                       sources[(r["spec_source"], r["spec_as_of"])]})
+                       sources[(r["spec_source"], r["spec_as_of"])]} - usual)
+        notes = [r["status"]] if r["status"] != "current" else []
+        notes += [f"[{n}]" for n in refs]
+        flagged = {f.strip() for f in r.get("unconfirmed", "").split(";") if f.strip()}
+        if flagged:
+            notes.append(f"{UNCONFIRMED} {', '.join(sorted(flagged))}")
         body.append([
-            f"`{r['instance_type']}`", r["accelerator"], mark(accelerators(r), "accelerators", r),
-            mark(r["vcpus"], "vcpus", r), mark(r["memory_gib"], "memory_gib", r),
+            f"`{r['instance_type']}`", mark(accelerators(r), "accelerators", r),
+            mark(r["vcpus"], "vcpus", r),
             mark(f"{float(r['on_demand_usd_per_hour']):.4f}", "price", r),
             f"{float(r['usd_per_accelerator_hour']):.4f}",
             f"{'yes' if 'bf16' in lp else 'no'} / {'yes' if 'fp8' in lp else 'no'}",
-            mark(r["status"], "status", r), mark(" ".join(f"[{n}]" for n in refs), "sources", r)])
-    return markdown_table(header, body, "lllrrrrlll")
+            "; ".join(notes)])
+    return markdown_table(header, body, "llrrrll")
+
+
+def linked(text: str) -> str:
+    """Escape a source line and make each URL in it a link."""
+    return " ".join(f"<{word}>" if word.startswith("https://") else escape(word)
+                    for word in text.split(" "))
 
 
 def indent(text: str) -> str:
@@ -84,12 +98,16 @@ def aws_instances(docs_dir: Path, path: str) -> str:
     keys = sorted({(r["price_source"], r["price_as_of"]) for r in rows}
                   | {(r["spec_source"], r["spec_as_of"]) for r in rows})
     sources = {k: n for n, k in enumerate(keys, start=1)}
+    # The price and spec sources most rows share are named once, under the table.
+    from collections import Counter
+    usual = {Counter(sources[(r[f"{kind}_source"], r[f"{kind}_as_of"])] for r in rows).most_common(1)[0][0]
+             for kind in ("price", "spec")}
     out = []
     for title, role in TABS:
         live = [r for r in rows if r["role"] == role and r["status"] != "retired"]
-        out.append(f'=== "{title} ({len(live)})"\n\n{indent(table_for(live, sources))}\n')
+        out.append(f'=== "{title} ({len(live)})"\n\n{indent(table_for(live, sources, usual))}\n')
     retired = [r for r in rows if r["status"] == "retired"]
-    out.append(f'=== "Retired ({len(retired)})"\n\n{indent(table_for(retired, sources))}\n')
+    out.append(f'=== "Retired ({len(retired)})"\n\n{indent(table_for(retired, sources, usual))}\n')
     notes = [f"- `{r['instance_type']}`: {escape(r['notes'])}" for r in rows if r.get("notes")
              and not r["instance_type"].startswith(("g4ad.", "p3."))]
     seen_fam = set()
@@ -98,11 +116,14 @@ def aws_instances(docs_dir: Path, path: str) -> str:
         if r["instance_type"].startswith(("g4ad.", "p3.")) and fam not in seen_fam:
             seen_fam.add(fam)
             notes.append(f"- `{fam}.*`: {escape(r['notes'])}")
-    listing = "\n".join(f"[{n}] {escape(src)}, as of {date}" for (src, date), n in sources.items())
-    legend = (f"{UNCONFIRMED} not confirmed by a primary source (see the row's notes). "
-              "$/accelerator-hour is the price divided by the number of accelerators; for a "
-              "fraction of a GPU it is the price of a whole one at that rate. BF16 / FP8: whether "
-              "the accelerator computes natively in that format.")
+    listing = "\n".join(f"[{n}] {linked(src)}, as of {date}" for (src, date), n in sources.items())
+    legend = (f"Prices and specs: sources {' and '.join(f'[{n}]' for n in sorted(usual))} below "
+              "unless a row's notes name another. "
+              f"{UNCONFIRMED} not confirmed by a primary source (the field is named; see the notes "
+              "below). $/GPU-hour is the price divided by the number of accelerators (GPUs or AWS "
+              "chips); for a fraction of a GPU it is the price of a whole one at that rate. "
+              "BF16 / FP8: whether the accelerator computes natively in that format. Notes: the "
+              "status when it is not current (legacy: still sold, superseded).")
     return ("\n".join(out) + f"\n{legend}\n\nNotes:\n\n" + "\n".join(notes)
             + "\n\nSources:\n\n" + "\n".join(f"- {line}" for line in listing.splitlines()) + "\n")
 
