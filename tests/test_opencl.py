@@ -234,6 +234,20 @@ def test_pocl_unknown_cpu_failure_reaches_the_reader_as_one_line(queue, path, mo
     assert "intel-opencl-rt" in err
 
 
+def test_device_list_names_the_fix_when_nothing_compiles(queue, monkeypatch, capsys):
+    mod = load_snippet(DEVICE)
+
+    def refuse(self, *args, **kwargs):
+        raise cl.RuntimeError(POCL_UNKNOWN_CPU)
+
+    monkeypatch.setattr(cl.Program, "build", refuse)
+    assert mod.main([]) == 1
+    out, err = capsys.readouterr()
+    assert "cannot compile (error: unknown target CPU 'generic')" in out
+    assert err.count("\n") == 1 and err.startswith("error: no OpenCL device here can compile")
+    assert "pip install intel-opencl-rt intel-cmplr-lib-rt" in err
+
+
 @pytest.mark.parametrize("path", [ADD, SAXPY])
 def test_sizes_that_cannot_fit_are_refused_before_allocating(queue, path):
     err = one_line_error(run_snippet(path, str(2**31 - 1)), 1)

@@ -67,18 +67,23 @@ def main(argv: list[str] | None = None) -> int:
                   f"{', '.join(p.name.strip() for p in platforms) or 'none'}); "
                   f"fix: {FIX_GPU if args.device == 'gpu' else FIX_ANY}", file=sys.stderr)
             return 1
-        usable = 0
+        problems = []
         for device in devices:
             problem = compile_problem(device)
-            usable += problem is None
+            problems.append(problem)
             print(f"{describe(device)}: " + ("compiles" if problem is None else
                                              f"cannot compile ({problem})"))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    if not usable:
-        print("error: no OpenCL device here can compile a kernel; fix: install a driver that "
-              "knows this CPU or GPU (see the OpenCL section of the platforms page)", file=sys.stderr)
+    if None not in problems:
+        if any("unknown target CPU" in p for p in problems):  # PoCL's LLVM does not know this CPU
+            fix = ("use a CPU runtime that does not need LLVM to know the CPU model, such as "
+                   "Intel's (pip install intel-opencl-rt intel-cmplr-lib-rt)")
+        else:
+            fix = "install a driver that supports this CPU or GPU"
+        print(f"error: no OpenCL device here can compile a kernel; fix: {fix} (see the OpenCL "
+              "section of the platforms page)", file=sys.stderr)
         return 1
     return 0
 
