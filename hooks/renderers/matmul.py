@@ -1,27 +1,34 @@
-"""The matrix-multiplication page: SGEMM kernels against cuBLAS, from one results file.
+"""The matrix-multiplication page: every kernel against cuBLAS, from one results file and the
+build report of the same run.
 
 - `matmul_step path= kernel= [size=4096]`: one kernel's rate in CUDA C and in Numba, each as a
   fraction of cuBLAS FP32 measured in the same run, and the kernel's arithmetic intensity.
 - `matmul_table path= lang=cuda_c|numba`: TFLOP/s (and % of cuBLAS FP32) per kernel and size.
 - `matmul_chart path=`: rate per kernel against size, cuBLAS FP32 as the reference line.
-- `matmul_library path=`: cuBLAS in FP32, TF32 and BF16 per size, with their errors.
+- `matmul_library path=`: cuBLAS in FP32, TF32 and BF16 per size, their errors, and each
+  error as a multiple of the FP32 error (computed here).
+- `matmul_tensor path= [size=4096]`: the tensor-core kernel and Triton against cuBLAS BF16.
+- `matmul_tuning path= build= [size=4096]`: every tuning variant of the CUDA C binary, with its
+  registers and spills from the build report, its rate and its fraction of cuBLAS.
+- `matmul_build build= source=`: registers, spills and shared memory of the published kernels.
+- `matmul_headline path=`: the best kernel per language as a fraction of cuBLAS.
 """
 
 from __future__ import annotations
 
-import sys
+import re
 from pathlib import Path
 
 from . import markdown_table, renderer, svg_figure
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "snippets"))
-from bench.results import load_results  # noqa: E402
+from .run_details import load_results
 
 KERNELS = ["naive", "coalesced", "smem", "blocktile_1d", "blocktile_2d", "vectorized", "warptile"]
 LABELS = {"naive": "1 naive", "coalesced": "2 coalesced", "smem": "3 shared-memory tiles",
           "blocktile_1d": "4 1-D register tile", "blocktile_2d": "5 2-D register tile",
-          "vectorized": "6 vectorised, transposed", "warptile": "7 warp tiles, double buffer"}
+          "vectorized": "6 vectorised, transposed", "warptile": "7 warp tiles, double buffer",
+          "tensor_core": "8 tensor cores (BF16)", "triton": "Triton (BF16)"}
 LANGS = {"cuda_c": "CUDA C", "numba": "Numba"}
+BASE = {"fp32": "cublas_fp32", "bf16": "cublas_bf16"}
 
 # Tile sizes of the GPU builds (sgemm.cu and sgemm_numba.py; tests/test_matmul.py checks that
 # they match): block tile BM x BN and per-thread tile TM x TN.
@@ -45,10 +52,7 @@ def intensity(kernel: str) -> tuple[float, float | None]:
 
 
 def load(docs_dir: Path, path: str) -> dict:
-    file = docs_dir / path
-    if not file.is_file():
-        raise FileNotFoundError(f"results file {path} not found under {docs_dir}")
-    return load_results(file)
+    return load_results(docs_dir, path)[0]
 
 
 def size_key(m: dict) -> tuple[int, int, int]:
@@ -62,30 +66,36 @@ def size_label(key: tuple[int, int, int]) -> str:
 
 
 def index(doc: dict) -> dict:
-    """{(variant, size): measurement} for the kernels that passed their check."""
+    """{(variant, size): kernel-only measurement}; failed variants are not in the file."""
     return {(m["variant"], size_key(m)): m for m in doc["measurements"]
-            if m["phase"] == "kernel" and m["error"]["passed"]}
+            if m["phase"] == "kernel" and m["case"] != "compile"}
 
 
 def tflops(m: dict) -> float:
     return m["flops"] / m["median_s"] / 1e12
 
 
-def baseline(lang: str) -> str:
-    """The cuBLAS FP32 measurement each language is compared with (same process, same run)."""
-    return "cuda_c/cublas_fp32" if lang == "cuda_c" else "cublas_fp32"
-
-
 def sizes(doc: dict) -> list[tuple[int, int, int]]:
-    keys = sorted({size_key(m) for m in doc["measurements"]}, key=lambda s: (s[0] != s[1] or s[1] != s[2], s))
-    return keys
+    keys = {size_key(m) for m in doc["measurements"] if m["case"] != "compile"}
+    return sorted(keys, key=lambda s: (not s[0] == s[1] == s[2], s))
 
 
-def rate(ix: dict, lang: str, kernel: str, key) -> tuple[float, float] | None:
-    m, ref = ix.get((f"{lang}/{kernel}", key)), ix.get((baseline(lang), key))
+def variant_name(lang: str, kernel: str) -> str:
+    return kernel if lang == "triton" else f"{lang}/{kernel}"
+
+
+def rate(ix: dict, variant: str, key, precision: str = "fp32") -> tuple[float, float] | None:
+    """(TFLOP/s, fraction of cuBLAS in `precision` at the same size) or None."""
+    m, ref = ix.get((variant, key)), ix.get((BASE[precision], key))
     if m is None or ref is None:
         return None
     return tflops(m), ref["median_s"] / m["median_s"]
+
+
+def need(r, what: str, path: str):
+    if r is None:
+        raise ValueError(f"{path} has no {what} (with its cuBLAS run)")
+    return r
 
 
 @renderer("matmul_step")
@@ -96,9 +106,7 @@ def matmul_step(docs_dir: Path, path: str, kernel: str, size: str = "4096") -> s
     ix, key = index(doc), (n, n, n)
     parts = []
     for lang, name in LANGS.items():
-        r = rate(ix, lang, kernel, key)
-        if r is None:
-            raise ValueError(f"{path} has no passing {lang}/{kernel} at {n}³ with its cuBLAS run")
+        r = need(rate(ix, f"{lang}/{kernel}", key), f"{lang}/{kernel} at {n}³", path)
         parts.append(f"{name} **{r[0]:.1f} TFLOP/s** ({100 * r[1]:.1f} % of cuBLAS FP32)")
     glob, shared = intensity(kernel)
     ai = f"{glob:g} FLOP per byte loaded from global memory"
@@ -108,18 +116,34 @@ def matmul_step(docs_dir: Path, path: str, kernel: str, size: str = "4096") -> s
             f"Arithmetic intensity: {ai}.\n")
 
 
+@renderer("matmul_tensor")
+def matmul_tensor(docs_dir: Path, path: str, size: str = "4096") -> str:
+    """The BF16 kernels (mma.sync in CUDA C, Triton) against cuBLAS BF16 and FP32."""
+    doc, n = load(docs_dir, path), int(size)
+    ix, key = index(doc), (n, n, n)
+    parts = []
+    for variant, name in (("cuda_c/tensor_core", "CUDA C `mma.sync`"), ("triton", "Triton")):
+        r = need(rate(ix, variant, key, "bf16"), f"{variant} at {n}³", path)
+        fp32 = need(rate(ix, variant, key, "fp32"), f"{variant} at {n}³", path)
+        parts.append(f"{name} **{r[0]:.0f} TFLOP/s** ({100 * r[1]:.0f} % of cuBLAS BF16, "
+                     f"{fp32[1]:.1f}× cuBLAS FP32)")
+    base = ix[("cublas_bf16", key)]
+    return (f'!!! abstract "Measured at {n}³ on the H200"\n\n    {"; ".join(parts)}. '
+            f"cuBLAS BF16 with the same inputs and FP32 output: {tflops(base):.0f} TFLOP/s.\n")
+
+
 @renderer("matmul_table")
 def matmul_table(docs_dir: Path, path: str, lang: str) -> str:
     if lang not in LANGS:
         raise KeyError(f"lang must be one of {list(LANGS)}")
     doc = load(docs_dir, path)
     ix, keys = index(doc), sizes(doc)
-    rows = [["cuBLAS FP32", *[f"{tflops(ix[(baseline(lang), k)]):.1f}"
-                              if (baseline(lang), k) in ix else "–" for k in keys]]]
+    rows = [["cuBLAS FP32", *[f"{tflops(ix[('cublas_fp32', k)]):.1f}"
+                              if ("cublas_fp32", k) in ix else "–" for k in keys]]]
     for kernel in KERNELS:
         cells = []
         for k in keys:
-            r = rate(ix, lang, kernel, k)
+            r = rate(ix, f"{lang}/{kernel}", k)
             cells.append(f"{r[0]:.1f} ({100 * r[1]:.0f} %)" if r else "–")
         rows.append([LABELS[kernel], *cells])
     return markdown_table([f"{LANGS[lang]}: TFLOP/s (% of cuBLAS)", *map(size_label, keys)],
@@ -128,24 +152,22 @@ def matmul_table(docs_dir: Path, path: str, lang: str) -> str:
 
 @renderer("matmul_chart")
 def matmul_chart(docs_dir: Path, path: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     doc = load(docs_dir, path)
     ix = index(doc)
     square = [k for k in sizes(doc) if k[0] == k[1] == k[2]]
     xs = [k[0] for k in square]
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharey=True)
     colors = plt.get_cmap("viridis")
     for ax, (lang, name) in zip(axes, LANGS.items()):
-        ref = [tflops(ix[(baseline(lang), k)]) for k in square]
+        ref = [tflops(ix[("cublas_fp32", k)]) for k in square]
         ax.plot(xs, ref, color="black", linewidth=3, label="cuBLAS FP32")
         for i, kernel in enumerate(KERNELS):
             ys = [tflops(ix[(f"{lang}/{kernel}", k)]) if (f"{lang}/{kernel}", k) in ix
                   else float("nan") for k in square]
-            ax.plot(xs, ys, marker="o", color=colors(i / (len(KERNELS) - 1)), label=LABELS[kernel])
+            ax.plot(xs, ys, marker="o", color=colors(i / (len(KERNELS) - 1)),
+                    label=LABELS[kernel])
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(xs, [str(x) for x in xs])
@@ -153,7 +175,10 @@ def matmul_chart(docs_dir: Path, path: str) -> str:
         ax.set_title(name)
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("TFLOP/s (FP32)")
-    axes[1].legend(loc="lower right", fontsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    # The legend goes below both panels, where it covers no data.
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4,
+               frameon=False)
     gpu = (doc["system"].get("gpus") or [{"name": "no GPU"}])[0]["name"]
     return svg_figure(fig, alt=f"SGEMM rate per kernel against matrix size on {gpu}, CUDA C and "
                               "Numba, with cuBLAS FP32 as a black line",
@@ -161,10 +186,21 @@ def matmul_chart(docs_dir: Path, path: str) -> str:
                               "in the same run. Log scales.")
 
 
+def error_ratios(doc: dict) -> dict:
+    """{(variant, size): its error / cuBLAS FP32's error at the same size}."""
+    ix = index(doc)
+    out = {}
+    for (variant, key), m in ix.items():
+        fp32 = ix.get(("cublas_fp32", key))
+        if fp32 is not None and fp32["error"]["value"] > 0:
+            out[(variant, key)] = m["error"]["value"] / fp32["error"]["value"]
+    return out
+
+
 @renderer("matmul_library")
 def matmul_library(docs_dir: Path, path: str) -> str:
     doc = load(docs_dir, path)
-    ix = index(doc)
+    ix, ratio = index(doc), error_ratios(doc)
     rows = []
     for k in sizes(doc):
         fp32 = ix.get(("cublas_fp32", k))
@@ -176,22 +212,176 @@ def matmul_library(docs_dir: Path, path: str) -> str:
                 continue
             rows.append([size_label(k), prec.upper(), f"{tflops(m):.1f}",
                          f"{fp32['median_s'] / m['median_s']:.1f}×",
-                         f"{m['error']['value']:.1e}"])
+                         f"{m['error']['value']:.1e}", f"{ratio[(m['variant'], k)]:,.0f}×"])
     if not rows:
         raise ValueError(f"{path} has no cuBLAS measurements")
-    return markdown_table(["size", "cuBLAS mode", "TFLOP/s", "vs FP32", "relative error"],
-                          rows, "llrrr")
+    return markdown_table(["size", "cuBLAS", "TFLOP/s", "speed vs FP32", "error",
+                           "error vs FP32"], rows, "llrrrr")
+
+
+@renderer("matmul_precision")
+def matmul_precision(docs_dir: Path, path: str) -> str:
+    """One sentence: the range of BF16 (and TF32) error over the FP32 error, all sizes."""
+    doc = load(docs_dir, path)
+    ratio = error_ratios(doc)
+    parts = []
+    for variant, name in (("cublas_tf32", "TF32"), ("cublas_bf16", "BF16"),
+                          ("cuda_c/tensor_core", "the BF16 `mma.sync` kernel")):
+        rs = [r for (v, _), r in ratio.items() if v == variant]
+        if not rs:
+            raise ValueError(f"{path} has no {variant} with a cuBLAS FP32 run beside it")
+        parts.append(f"{name} {min(rs):,.0f} to {max(rs):,.0f} times")
+    return ("Against the float64 product, the errors are " + ", ".join(parts) +
+            " the FP32 error at the same size (this run, every size).")
 
 
 @renderer("matmul_headline")
 def matmul_headline(docs_dir: Path, path: str, size: str = "4096") -> str:
-    """The best kernel of each language at size³, as a fraction of cuBLAS FP32 (same run)."""
+    """The best kernel of each language at size³, as a fraction of cuBLAS (same run)."""
     doc, n = load(docs_dir, path), int(size)
     ix, key = index(doc), (n, n, n)
     parts = []
     for lang, name in LANGS.items():
-        best = max((rate(ix, lang, k, key) or (0.0, 0.0), k) for k in KERNELS)
-        (tf, frac), kernel = best
-        parts.append(f"{name}'s best, *{LABELS[kernel][2:]}*, reaches **{100 * frac:.0f} %** "
+        found = [(r, k) for k in KERNELS if (r := rate(ix, f"{lang}/{k}", key))]
+        (tf, frac), kernel = max(found, key=lambda x: x[0][1])
+        parts.append(f"{name}'s best, *{LABELS[kernel][2:]}*, reaches **{100 * frac:.1f} %** "
                      f"({tf:.1f} TFLOP/s)")
-    return f"At {n}³ on the H200, " + " and ".join(parts) + " of cuBLAS FP32 in the same run."
+    tc = need(rate(ix, "cuda_c/tensor_core", key, "bf16"), "cuda_c/tensor_core", path)
+    tr = need(rate(ix, "triton", key, "bf16"), "triton", path)
+    return (f"At {n}³ on the H200, " + " and ".join(parts) + " of cuBLAS FP32 in the same run; "
+            f"on the tensor cores, the BF16 `mma.sync` kernel reaches **{100 * tc[1]:.0f} %** "
+            f"and Triton **{100 * tr[1]:.0f} %** of cuBLAS BF16.")
+
+
+# --- the build report (nvcc -Xptxas -v) -------------------------------------------------------
+
+ENTRY = re.compile(r"Compiling entry function '(?P<name>\w+)'")
+SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+USED = re.compile(r"Used (\d+) registers.*?(?:(\d+) bytes smem)?(?:,|$)")
+TEMPLATE = re.compile(r'\{"(?P<name>\w+)",\s*(?:nullptr,\s*)?launch_(?P<kind>warptile|tc)'
+                      r"<(?P<args>[\d,\s]+)>")
+
+
+def template_name(kind: str, args: list[int]) -> str:
+    """The binary's name for a template instance (see the KERNELS table of sgemm.cu)."""
+    if kind == "tc":
+        bm, bn, bk, wm, wn, stages = args
+        return f"tc_{bm}x{bn}x{bk}_{wm}x{wn}_s{stages}"
+    bm, bn, bk, wm, wn, wmi, wni, tm, tn, threads, *minb = args
+    return (f"wt_{bm}x{bn}x{bk}_{wm}x{wn}_{wmi}x{wni}_{tm}x{tn}_{threads}_"
+            f"{minb[0] if minb else 2}")
+
+
+def parse_build(text: str) -> dict:
+    """{kernel or template instance name: {"registers", "spill_stores", "smem", "dynamic_smem"}}
+    from ptxas's -v report; template instances get the binary's names (tc_..., wt_...)."""
+    out: dict[str, dict] = {}
+    current = None
+    for line in text.splitlines():
+        if m := ENTRY.search(line):
+            mangled = m["name"]
+            args = [int(a) for a in re.findall(r"Li(\d+)E", mangled)]
+            if "sgemm_warptile" in mangled:
+                current = template_name("warptile", args)
+            elif "gemm_bf16_tc" in mangled:
+                current = template_name("tc", args)
+            elif found := re.match(r"_Z(\d+)", mangled):  # _Z<length><name><arguments>
+                current = mangled[found.end():found.end() + int(found[1])]
+            else:
+                current = mangled
+            out[current] = {}
+        elif current and (m := SPILL.search(line)):
+            out[current]["spill_stores"] = int(m[1])
+        elif current and "Used" in line and (m := re.search(r"Used (\d+) registers", line)):
+            smem = re.search(r"(\d+) bytes smem", line)
+            out[current]["registers"] = int(m[1])
+            out[current]["smem"] = int(smem[1]) if smem else 0
+            if current.startswith("tc_"):  # the pipeline's buffers are dynamic shared memory
+                bm, bn, bk = map(int, re.findall(r"\d+", current)[:3])
+                stages = int(current.rsplit("_s", 1)[1])
+                out[current]["dynamic_smem"] = stages * (bm * bk + bk * bn) * 2
+    return out
+
+
+def published_names(source: str) -> dict[str, str]:
+    """{published kernel: its template instance name} from the KERNELS table of sgemm.cu."""
+    out = {}
+    for m in TEMPLATE.finditer(source):
+        args = [int(a) for a in m["args"].replace(" ", "").split(",")]
+        out[m["name"]] = template_name(m["kind"], args)
+    return out
+
+
+def build_facts(docs_dir: Path, build: str, source: str) -> dict:
+    text = (docs_dir / build).read_text()
+    src = (docs_dir.parent / source).read_text()
+    facts = parse_build(text)
+    for name, instance in published_names(src).items():
+        if not name.startswith(("tc_", "wt_")) and instance in facts:
+            facts[name] = facts[instance]
+    for name in ("naive", "coalesced", "smem", "blocktile_1d", "blocktile_2d", "vectorized"):
+        if f"sgemm_{name}" in facts:
+            facts[name] = facts[f"sgemm_{name}"]
+    return facts
+
+
+def smem_cell(f: dict) -> str:
+    total = f.get("smem", 0) + f.get("dynamic_smem", 0)
+    return f"{total / 1024:.1f} KiB" + (" (dynamic)" if f.get("dynamic_smem") else "")
+
+
+@renderer("matmul_build")
+def matmul_build(docs_dir: Path, build: str, source: str = "snippets/matmul/sgemm.cu") -> str:
+    facts = build_facts(docs_dir, build, source)
+    rows = []
+    for kernel in [*KERNELS, "tensor_core"]:
+        f = facts.get(kernel)
+        if not f:
+            raise ValueError(f"{build} has no entry for {kernel}")
+        rows.append([LABELS[kernel], f["registers"], f["spill_stores"], smem_cell(f)])
+    return markdown_table(["CUDA C kernel", "registers per thread", "spilled bytes",
+                           "shared memory per block"], rows, "lrrr")
+
+
+PREDICTIONS = {
+    # What was expected of each tuning variant before the run (the page explains the names).
+    "wt_128x128x16_64x32_2x2_4x4_256_2": "the published warp tile, the starting point",
+    "wt_128x128x16_64x32_2x2_4x4_256_1": "no register cap: fewer instructions, one block per SM",
+    "wt_128x128x8_64x32_2x2_4x4_256_2": "half the shared memory: no gain expected",
+    "wt_128x128x16_32x64_2x2_4x4_256_2": "warps 32×64 instead of 64×32: about the same",
+    "wt_128x128x16_64x32_1x2_8x4_256_2": "8×4 per sub-tile: fewer A loads per FMA",
+    "wt_128x128x16_64x32_2x1_4x8_256_2": "4×8 per sub-tile: fewer B loads per FMA",
+    "wt_128x128x16_64x64_1x4_8x4_128_2": "Boehm's best shape: 128 results per thread, best",
+    "wt_128x128x16_64x64_2x2_8x4_128_2": "as above with 2×2 sub-tiles",
+    "wt_128x256x8_64x64_2x2_8x4_256_1": "larger block tile, one block per SM: latency exposed",
+    "wt_256x128x8_64x64_2x2_8x4_256_1": "same, transposed shape",
+    "wt_64x128x16_32x64_2x2_4x4_128_3": "small blocks, three per SM: more blocks, less reuse",
+    "wt_128x64x16_64x32_2x2_4x4_128_3": "same, transposed shape",
+    "tc_128x128x32_64x64_s3": "the published tensor-core kernel: 55–65 % of cuBLAS BF16",
+    "tc_128x128x32_64x64_s4": "one more stage in flight: a few points more",
+    "tc_128x128x32_64x32_s3": "8 warps of 64×32: more warps, fewer results each",
+    "tc_128x128x32_64x32_s4": "same with 4 stages",
+    "tc_128x256x32_64x64_s3": "128×256 block tile: more reuse, best",
+    "tc_256x128x32_64x64_s3": "same, transposed shape",
+    "tc_128x128x64_64x64_s3": "BK 64: half the barriers",
+    "tc_128x256x64_64x64_s3": "128×256×64: the largest tile",
+    "tc_128x256x32_64x64_s4": "128×256 with 4 stages",
+}
+
+
+@renderer("matmul_tuning")
+def matmul_tuning(docs_dir: Path, path: str, build: str, size: str = "4096",
+                  source: str = "snippets/matmul/sgemm.cu") -> str:
+    doc, n = load(docs_dir, path), int(size)
+    ix, key = index(doc), (n, n, n)
+    facts = build_facts(docs_dir, build, source)
+    rows = []
+    for name, prediction in PREDICTIONS.items():
+        precision = "bf16" if name.startswith("tc_") else "fp32"
+        r = rate(ix, f"cuda_c/{name}", key, precision)
+        f = facts.get(name, {})
+        outcome = (f"{r[0]:.1f} TFLOP/s, **{100 * r[1]:.1f} %**" if r else "failed its check")
+        rows.append([f"`{name}`", prediction, outcome,
+                     f"{f.get('registers', '–')} / {f.get('spill_stores', '–')}"])
+    return markdown_table(["variant", "prediction", "outcome (% of cuBLAS FP32 or BF16)",
+                           "registers / spilled bytes"], rows, "lllr")

@@ -122,8 +122,13 @@ def check(variant: str, c, ref: dict) -> dict:
 
 def counts(variant: str, p: dict, ref) -> dict:
     item = 2 if precision(variant) == "bf16" else 4
-    return {"flops": 2 * p["m"] * p["n"] * p["k"],
-            "bytes": item * (p["m"] * p["k"] + p["k"] * p["n"]) + 4 * p["m"] * p["n"]}
+    found = {"flops": 2 * p["m"] * p["n"] * p["k"],
+             "bytes": item * (p["m"] * p["k"] + p["k"] * p["n"]) + 4 * p["m"] * p["n"],
+             "extra": {"precision": precision(variant)}}
+    if variant.startswith("numba/") and not sg.SIMULATOR:  # compiled by the check run
+        regs = sg.KERNELS[variant.split("/", 1)[1]].get_regs_per_thread()
+        found["extra"]["registers"] = regs if isinstance(regs, int) else max(regs.values())
+    return found
 
 
 BENCHMARK = register(Benchmark(
