@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import re
 from html import escape
 from pathlib import Path
 
@@ -89,7 +90,7 @@ def troubleshooting_log(docs_dir: Path, path: str, machine: str = "the project's
                 f"    `{escape(shown)}` is written by `gpu/troubleshooting.sh` on a GPU machine "
                 "(`OUT=... bash gpu/run_all.sh troubleshooting`); run the commands above on yours "
                 "to see the output.\n")
-    text = file.read_text(errors="replace").rstrip("\n")
+    text = re.sub(r"\x1b\[[0-9;]*m", "", file.read_text(errors="replace")).rstrip("\n")  # no ANSI
     if "```" in text:
         raise ValueError(f"{shown}: a log with a code fence cannot be shown verbatim")
     return (f"```text\n{text}\n```\n\n<small>Recorded on {escape(machine)} by "
