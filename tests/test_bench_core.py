@@ -283,6 +283,7 @@ def test_external_parse_reads_every_bench_line():
     (bench_line(bytes=-5), "bytes"),
     (bench_line(params=[1]), "params"),
     (bench_line(registers=32), "unknown field registers"),
+    (bench_line(clock=""), "clock"),
     (bench_line() + "\n" + bench_line(), "a second record"),
 ])
 def test_external_parse_rejects_with_one_line(output, message):

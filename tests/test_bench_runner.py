@@ -36,7 +36,10 @@ TOY = textwrap.dedent('''
             return subprocess.run([sys.executable, "-c", "import sys; sys.exit(3)"],
                                   capture_output=True, text=True, check=True).stdout
         samples = ", ".join(["0.001"] * (9 if how == "few" else 10))
-        return "compiling\\n" + LINE % (variant, samples, "false" if how == "wrong" else "true") + "\\n"
+        line = LINE % (variant, samples, "false" if how == "wrong" else "true")
+        if os.environ.get("TOY_CLOCK"):
+            line = line[:-1] + ', "clock": "%s"}' % os.environ["TOY_CLOCK"]
+        return "compiling\\n" + line + "\\n"
 
     def setup(variant, p):
         if variant == "wrong":
@@ -137,6 +140,13 @@ def test_external_variant_records_become_measurements(toy, monkeypatch):
     assert m["params"] == {"n": 3, "sleep": 0.0, "block": 256}  # case params + the program's
     assert m["flops"] == 99 and m["bytes"] == 8  # the program's count wins over counts()
     assert m["error"] == {"metric": "abs_error", "value": 0.0}
+
+
+def test_external_records_may_name_their_clock(toy, monkeypatch):
+    monkeypatch.setattr(runner, "gpu_status", lambda: (True, ""))
+    monkeypatch.setenv("TOY_CLOCK", "opencl-event")
+    (m,) = runner.run_benchmark(toy, ["small"], ["ext"], repeats=10, compile_runs=0)[0]
+    assert m["clock"] == "opencl-event (external)"
 
 
 @pytest.mark.parametrize(("how", "message"), [

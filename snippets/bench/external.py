@@ -9,7 +9,8 @@ The program prints one line per measurement: the literal prefix ``BENCH `` and o
 
 ``samples_s`` holds at least ``timing.MIN_REPEATS`` seconds-per-call figures (each the time of
 ``calls_per_sample`` calls divided by that count). ``bytes``, ``flops``, ``params`` and
-``extra`` are optional; nothing else is allowed. ``parse`` reads every such line and rejects
+``extra`` are optional, and so is ``clock`` (what timed the samples: "cuda-event" when absent,
+"opencl-event", "host"...); nothing else is allowed. ``parse`` reads every such line and rejects
 the whole output, with a one-line ``ValueError``, at the first line that breaks these rules.
 """
 # --8<-- [end:format]
@@ -24,7 +25,8 @@ from bench.timing import MIN_REPEATS
 PREFIX = "BENCH "
 PHASES = ("kernel", "end_to_end")
 REQUIRED = {"variant", "phase", "samples_s", "calls_per_sample", "error"}
-OPTIONAL = {"bytes", "flops", "params", "extra"}
+OPTIONAL = {"bytes", "flops", "params", "extra", "clock"}
+DEFAULT_CLOCK = "cuda-event"
 
 
 def _number(value) -> bool:
@@ -61,6 +63,8 @@ def _problem(record) -> str:
     for key in ("bytes", "flops"):
         if key in record and not (_number(record[key]) and record[key] >= 0):
             return f"{key} must be a finite number >= 0"
+    if "clock" in record and not (isinstance(record["clock"], str) and record["clock"].strip()):
+        return "clock must be a non-empty string"
     for key in ("params", "extra"):
         if key in record and not isinstance(record[key], dict):
             return f"{key} must be a JSON object"

@@ -186,7 +186,8 @@ def measure_external(bench: Benchmark, case: str, variant: str, params: dict, re
     counted = bench.counts(variant, params, reference)
     found = []
     for r in records:
-        stats = timing.summarize(r["samples_s"], "cuda-event (external)", r["calls_per_sample"])
+        clock = f"{r.get('clock', external.DEFAULT_CLOCK)} (external)"
+        stats = timing.summarize(r["samples_s"], clock, r["calls_per_sample"])
         fields = {**counted, "params": {**params, **r.get("params", {})},
                   "error": {k: v for k, v in r["error"].items() if k != "ok"}}
         fields.update({k: r[k] for k in ("bytes", "flops", "extra") if k in r})
