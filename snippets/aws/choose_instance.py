@@ -530,3 +530,6 @@ if __name__ == "__main__":
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    except BrokenPipeError:  # the reader closed the pipe (| head): nothing left to say
+        sys.stderr.close()
+        sys.exit(1)
