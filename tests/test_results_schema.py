@@ -33,6 +33,13 @@ def test_results_file_meets_the_current_schema(path):
     assert not doc.get("partial"), f"{path.name} is an interrupted run (partial): measure it again"
     assert not doc.get("quick_check"), f"{path.name} is a quick check (fewer than 10 samples)"
     assert doc["measurements"], f"{path.name} holds no measurements"
+    gpus = [g.get("name", "") for g in doc["system"].get("gpus") or []]
+    if "-h200" in path.stem:  # the file name is what pages and readers go by
+        assert gpus and all("H200" in g for g in gpus), f"{path.name} was measured on {gpus}"
+    if path.stem.endswith("-cpu"):
+        gpu_rows = [m for m in doc["measurements"] if m["device"] == "gpu"
+                    and "simulator" not in m.get("clock", "")]
+        assert not gpu_rows, f"{path.name} is named a CPU run but has GPU figures"
 
 
 @pytest.mark.parametrize("name", sorted(NOT_RESULTS))
