@@ -265,11 +265,13 @@ TEMPLATE = re.compile(r'\{"(?P<name>\w+)",\s*(?:nullptr,\s*)?launch_(?P<kind>war
 def template_name(kind: str, args: list[int]) -> str:
     """The binary's name for a template instance (see the KERNELS table of sgemm.cu)."""
     if kind == "tc":
-        bm, bn, bk, wm, wn, stages = args
-        return f"tc_{bm}x{bn}x{bk}_{wm}x{wn}_s{stages}"
-    bm, bn, bk, wm, wn, wmi, wni, tm, tn, threads, *minb = args
-    return (f"wt_{bm}x{bn}x{bk}_{wm}x{wn}_{wmi}x{wni}_{tm}x{tn}_{threads}_"
-            f"{minb[0] if minb else 2}")
+        bm, bn, bk, wm, wn, stages, *rest = args
+        group = rest[0] if rest else 1
+        return f"tc_{bm}x{bn}x{bk}_{wm}x{wn}_s{stages}" + (f"_g{group}" if group > 1 else "")
+    bm, bn, bk, wm, wn, wmi, wni, tm, tn, threads, *rest = args
+    minb, group = (rest + [2, 1][len(rest):])[:2]
+    return (f"wt_{bm}x{bn}x{bk}_{wm}x{wn}_{wmi}x{wni}_{tm}x{tn}_{threads}_{minb}"
+            + (f"_g{group}" if group > 1 else ""))
 
 
 def parse_build(text: str) -> dict:
@@ -298,7 +300,7 @@ def parse_build(text: str) -> dict:
             out[current]["smem"] = int(smem[1]) if smem else 0
             if current.startswith("tc_"):  # the pipeline's buffers are dynamic shared memory
                 bm, bn, bk = map(int, re.findall(r"\d+", current)[:3])
-                stages = int(current.rsplit("_s", 1)[1])
+                stages = int(re.search(r"_s(\d+)", current)[1])
                 out[current]["dynamic_smem"] = stages * (bm * bk + bk * bn) * 2
     return out
 

@@ -252,6 +252,24 @@ sgemm_vectorized(int M, int N, int K, const float *A, const float *B, float *C) 
 }
 // --8<-- [end:vectorized]
 
+// --8<-- [start:swizzle]
+// The tile of C this block computes. GROUP = 1: block (x, y) takes tile column x, row y.
+// GROUP > 1: blocks are taken in launch order and walk down GROUP tile rows before moving one
+// tile column right, so the blocks resident at one time share tiles of A and B in L2.
+template <int GROUP>
+__device__ __forceinline__ void block_tile(int &tile_row, int &tile_col) {
+    if (GROUP <= 1) {
+        tile_row = blockIdx.y, tile_col = blockIdx.x;
+        return;
+    }
+    const int tiles_m = gridDim.y, tiles_n = gridDim.x;
+    const int id = blockIdx.y * tiles_n + blockIdx.x, per_group = GROUP * tiles_n;
+    const int first = id / per_group * GROUP, rows = min(tiles_m - first, GROUP);
+    tile_row = first + id % per_group % rows;
+    tile_col = id % per_group / rows;
+}
+// --8<-- [end:swizzle]
+
 // --8<-- [start:warptile]
 // Warp tiling plus double buffering. The block's tile is split among warps (WM x WN each), and
 // each warp's tile into WMITER x WNITER sub-tiles in which lane (lr, lc) owns a TM x TN piece:
@@ -259,7 +277,7 @@ sgemm_vectorized(int M, int N, int K, const float *A, const float *B, float *C) 
 // conflicts. Two shared-memory buffers let the global loads of tile k+1 be in flight while
 // tile k is multiplied; one barrier per step instead of two.
 template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
-          int THREADS, int MIN_BLOCKS>
+          int THREADS, int MIN_BLOCKS, int GROUP>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 sgemm_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
     constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;   // one sub-tile of a warp
@@ -276,7 +294,9 @@ sgemm_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
     const int t = threadIdx.x, warp = t / 32, lane = t % 32;
     const int wrow = warp / (BN_ / WN), wcol = warp % (BN_ / WN);
     const int lr = lane / LANES_N, lc = lane % LANES_N;
-    const int row0 = blockIdx.y * BM_, col0 = blockIdx.x * BN_;
+    int tile_row, tile_col;
+    block_tile<GROUP>(tile_row, tile_col);
+    const int row0 = tile_row * BM_, col0 = tile_col * BN_;
     const bool a_vec = (K % 4 == 0), b_vec = (N % 4 == 0);
 
     float4 a_stage[A_LOADS], b_stage[B_LOADS];  // the next tiles, on their way to shared memory
@@ -387,18 +407,20 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void *src, int sr
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
+                 : "r"(addr)
+                 : "memory");
 }
 
 __device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
+                 : "r"(addr)
+                 : "memory");
 }
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const unsigned (&a)[4], unsigned b0,
                                          unsigned b1) {
-    asm volatile(
+    asm(  // not volatile: registers in, registers out, so the compiler may schedule it freely
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
         "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -412,7 +434,7 @@ __device__ __forceinline__ int swizzle(int r, int c) {
     return CHUNKS == 4 ? c ^ ((r >> 1) & 3) : c ^ (r & 7);
 }
 
-template <int BM_, int BN_, int BK_, int WM, int WN, int STAGES>
+template <int BM_, int BN_, int BK_, int WM, int WN, int STAGES, int GROUP>
 __global__ void __launch_bounds__((BM_ / WM) * (BN_ / WN) * 32)
 gemm_bf16_tc(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B,
              int ldb, float *C) {
@@ -428,7 +450,9 @@ gemm_bf16_tc(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __nv_bf
 
     const int t = threadIdx.x, warp = t / 32, lane = t % 32;
     const int wrow = warp / (BN_ / WN), wcol = warp % (BN_ / WN);
-    const int row0 = blockIdx.y * BM_, col0 = blockIdx.x * BN_;
+    int tile_row, tile_col;
+    block_tile<GROUP>(tile_row, tile_col);
+    const int row0 = tile_row * BM_, col0 = tile_col * BN_;
     const int ktiles = (K + BK_ - 1) / BK_;
 
     auto load_tile = [&](int stage, int kt) {
@@ -464,25 +488,33 @@ gemm_bf16_tc(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __nv_bf
         asm volatile("cp.async.commit_group;\n");
         const int stage = kt % STAGES;
         const __nv_bfloat16 *as = As + stage * BM_ * BK_, *bs = Bs + stage * BK_ * BN_;
-#pragma unroll
-        for (int kk = 0; kk < BK_; kk += 16) {
-            unsigned a[MI][4], b[NI][2];
+        // Fragments of k-step s + 1 are loaded before the mma.sync of step s is issued, so
+        // shared-memory latency overlaps tensor-core work (two register sets, a and b).
+        unsigned a[2][MI][4], b[2][NI][2];
+        auto load_fragments = [&](int set, int kk) {
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi) {  // rows lane % 16, k half lane / 16
                 int r = wrow * WM + mi * 16 + lane % 16, c = kk / 8 + lane / 16;
-                ldmatrix_x4(a[mi], smem_addr(as + r * BK_ + swizzle<ACH>(r, c) * 8));
+                ldmatrix_x4(a[set][mi], smem_addr(as + r * BK_ + swizzle<ACH>(r, c) * 8));
             }
 #pragma unroll
             for (int ni = 0; ni < NI; ni += 2) {  // k rows lane % 16, n8 tile lane / 16
                 int r = kk + lane % 16, c = (wcol * WN + ni * 8) / 8 + lane / 16;
                 unsigned q[4];
                 ldmatrix_x4_trans(q, smem_addr(bs + r * BN_ + swizzle<BCH>(r, c) * 8));
-                b[ni][0] = q[0], b[ni][1] = q[1], b[ni + 1][0] = q[2], b[ni + 1][1] = q[3];
+                b[set][ni][0] = q[0], b[set][ni][1] = q[1];
+                b[set][ni + 1][0] = q[2], b[set][ni + 1][1] = q[3];
             }
+        };
+        load_fragments(0, 0);
+#pragma unroll
+        for (int s = 0; s < BK_ / 16; ++s) {
+            if (s + 1 < BK_ / 16) load_fragments((s + 1) % 2, (s + 1) * 16);
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
-                for (int ni = 0; ni < NI; ++ni) mma_bf16(acc[mi][ni], a[mi], b[ni][0], b[ni][1]);
+                for (int ni = 0; ni < NI; ++ni)
+                    mma_bf16(acc[mi][ni], a[s % 2][mi], b[s % 2][ni][0], b[s % 2][ni][1]);
         }
     }
     asm volatile("cp.async.wait_group 0;\n");
@@ -516,25 +548,25 @@ using LauncherBf16 = void (*)(int, int, int, const __nv_bfloat16 *, int, const _
                               int, float *);
 
 template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
-          int THREADS, int MIN_BLOCKS = 2>
+          int THREADS, int MIN_BLOCKS = 2, int GROUP = 1>
 void launch_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
     dim3 grid(CEIL_DIV(N, BN_), CEIL_DIV(M, BM_));
-    sgemm_warptile<BM_, BN_, BK_, WM, WN, WMITER, WNITER, TM_, TN_, THREADS, MIN_BLOCKS>
+    sgemm_warptile<BM_, BN_, BK_, WM, WN, WMITER, WNITER, TM_, TN_, THREADS, MIN_BLOCKS, GROUP>
         <<<grid, THREADS>>>(M, N, K, A, B, C);
 }
 
-template <int BM_, int BN_, int BK_, int WM, int WN, int STAGES>
+template <int BM_, int BN_, int BK_, int WM, int WN, int STAGES, int GROUP = 1>
 void launch_tc(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B,
                int ldb, float *C) {
     constexpr int smem = STAGES * (BM_ * BK_ + BK_ * BN_) * (int)sizeof(__nv_bfloat16);
     static bool opted_in = false;  // more than 48 KiB of shared memory needs an opt-in
     if (!opted_in) {
-        CUDA_CHECK(cudaFuncSetAttribute(gemm_bf16_tc<BM_, BN_, BK_, WM, WN, STAGES>,
+        CUDA_CHECK(cudaFuncSetAttribute(gemm_bf16_tc<BM_, BN_, BK_, WM, WN, STAGES, GROUP>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         opted_in = true;
     }
     dim3 grid(CEIL_DIV(N, BN_), CEIL_DIV(M, BM_));
-    gemm_bf16_tc<BM_, BN_, BK_, WM, WN, STAGES>
+    gemm_bf16_tc<BM_, BN_, BK_, WM, WN, STAGES, GROUP>
         <<<grid, (BM_ / WM) * (BN_ / WN) * 32, smem>>>(M, N, K, A, lda, B, ldb, C);
 }
 
@@ -569,12 +601,14 @@ const Kernel KERNELS[] = {
          sgemm_vectorized<<<dim3(CEIL_DIV(N, BN), CEIL_DIV(M, BM)), THREADS_2D>>>(M, N, K, A, B,
                                                                                  C);
      }, nullptr, true},
-    // 128x128 block tile, BK 16, 8 warps of 64x32, each lane 2x2 sub-tiles of 4x4.
-    {"warptile", launch_warptile<128, 128, 16, 64, 32, 2, 2, 4, 4, 256>, nullptr, true},
-    // 128x128x32 block tile, 4 warps of 64x64, 3 tiles in flight.
-    {"tensor_core", nullptr, launch_tc<128, 128, 32, 64, 64, 3>, true},
+    // 128x256 block tile, BK 8, 8 warps of 64x64, each lane 2x2 sub-tiles of 8x4 (128 results),
+    // one block per SM: the best of the tuning grid on the H200 (see docs/kernels/matmul.md).
+    {"warptile", launch_warptile<128, 256, 8, 64, 64, 2, 2, 8, 4, 256, 1>, nullptr, true},
+    // 128x128x32 block tile, 4 warps of 64x64, 3 tiles in flight, blocks in groups of 8 rows.
+    {"tensor_core", nullptr, launch_tc<128, 128, 32, 64, 64, 3, 8>, true},
     // Tuning variants, run only when named (see docs/kernels/matmul.md). FP32 warp tile:
     // wt_<BM>x<BN>x<BK>_<WM>x<WN>_<WMITER>x<WNITER>_<TM>x<TN>_<threads>_<min blocks per SM>
+    // [_g<group of tile rows>]
     {"wt_128x128x16_64x32_2x2_4x4_256_2", launch_warptile<128, 128, 16, 64, 32, 2, 2, 4, 4, 256, 2>},
     {"wt_128x128x16_64x32_2x2_4x4_256_1", launch_warptile<128, 128, 16, 64, 32, 2, 2, 4, 4, 256, 1>},
     {"wt_128x128x8_64x32_2x2_4x4_256_2", launch_warptile<128, 128, 8, 64, 32, 2, 2, 4, 4, 256, 2>},
@@ -587,7 +621,14 @@ const Kernel KERNELS[] = {
     {"wt_256x128x8_64x64_2x2_8x4_256_1", launch_warptile<256, 128, 8, 64, 64, 2, 2, 8, 4, 256, 1>},
     {"wt_64x128x16_32x64_2x2_4x4_128_3", launch_warptile<64, 128, 16, 32, 64, 2, 2, 4, 4, 128, 3>},
     {"wt_128x64x16_64x32_2x2_4x4_128_3", launch_warptile<128, 64, 16, 64, 32, 2, 2, 4, 4, 128, 3>},
-    // Tensor-core tile: tc_<BM>x<BN>x<BK>_<WM>x<WN>_s<stages>
+    {"wt_128x256x8_64x64_1x2_8x8_256_1", launch_warptile<128, 256, 8, 64, 64, 1, 2, 8, 8, 256, 1>},
+    {"wt_128x256x8_64x64_2x2_4x8_256_1", launch_warptile<128, 256, 8, 64, 64, 2, 2, 4, 8, 256, 1>},
+    {"wt_128x256x8_64x64_1x4_8x4_256_1", launch_warptile<128, 256, 8, 64, 64, 1, 4, 8, 4, 256, 1>},
+    {"wt_128x256x8_64x64_2x2_8x4_256_1_g8",
+     launch_warptile<128, 256, 8, 64, 64, 2, 2, 8, 4, 256, 1, 8>},
+    {"wt_256x128x8_64x64_2x2_8x4_256_1_g8",
+     launch_warptile<256, 128, 8, 64, 64, 2, 2, 8, 4, 256, 1, 8>},
+    // Tensor-core tile: tc_<BM>x<BN>x<BK>_<WM>x<WN>_s<stages>[_g<group of tile rows>]
     {"tc_128x128x32_64x64_s3", nullptr, launch_tc<128, 128, 32, 64, 64, 3>},
     {"tc_128x128x32_64x64_s4", nullptr, launch_tc<128, 128, 32, 64, 64, 4>},
     {"tc_128x128x32_64x32_s3", nullptr, launch_tc<128, 128, 32, 64, 32, 3>},
@@ -597,6 +638,10 @@ const Kernel KERNELS[] = {
     {"tc_128x128x64_64x64_s3", nullptr, launch_tc<128, 128, 64, 64, 64, 3>},
     {"tc_128x256x64_64x64_s3", nullptr, launch_tc<128, 256, 64, 64, 64, 3>},
     {"tc_128x256x32_64x64_s4", nullptr, launch_tc<128, 256, 32, 64, 64, 4>},
+    {"tc_128x128x32_64x64_s4_g8", nullptr, launch_tc<128, 128, 32, 64, 64, 4, 8>},
+    {"tc_128x128x64_64x64_s3_g8", nullptr, launch_tc<128, 128, 64, 64, 64, 3, 8>},
+    {"tc_128x256x32_64x64_s3_g8", nullptr, launch_tc<128, 256, 32, 64, 64, 3, 8>},
+    {"tc_128x128x32_64x64_s3_g16", nullptr, launch_tc<128, 128, 32, 64, 64, 3, 16>},
 };
 constexpr int N_KERNELS = sizeof(KERNELS) / sizeof(KERNELS[0]);
 // --8<-- [end:launch]

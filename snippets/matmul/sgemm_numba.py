@@ -31,7 +31,7 @@ if not SIMULATOR:
     TILE = 32                                  # smem: 32x32 tile, one thread per element
     BM1, BN1, BK1, TM1 = 64, 64, 8, 8          # blocktile_1d: 512 threads, 8 results each
     BM, BN, BK, TM, TN = 128, 128, 8, 8, 8     # blocktile_2d, vectorized: 256 threads, 8x8 each
-    WBM, WBN, WBK, WM, WN = 128, 128, 16, 64, 32   # warptile: block, warp tiles
+    WBM, WBN, WBK, WM, WN = 128, 128, 8, 64, 32    # warptile: block, warp tiles (BK 8: tuned)
     WMITER, WNITER, WTM, WTN = 2, 2, 4, 4      # warptile: 2x2 sub-tiles of 4x4 per lane
 else:  # the CUDA simulator: same code, small tiles, so that CI runs in seconds
     TILE = 8
