@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import signal
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -675,3 +678,25 @@ def test_an_earlier_report_survives_a_failed_write(doc, tmp_path, monkeypatch):
     with pytest.raises(OSError):
         doc.write_atomically(target, "{}\n")
     assert target.read_text() == "earlier\n" and [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path, machine):
+    # A framework probe that hangs keeps the doctor busy long enough to be interrupted; the
+    # earlier report at the --json path must survive.
+    pkg = tmp_path / "site" / "cupy"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import time\ntime.sleep(60)\n")
+    target = tmp_path / "report.json"
+    target.write_text("earlier\n")
+    env = {**os.environ, **machine.env, "PYTHONPATH": str(pkg.parent),
+           "GPU_DOCTOR_ROOT": str(machine.root)}
+    proc = subprocess.Popen([sys.executable, str(ROOT / "snippets" / DOCTOR), "--frameworks", "cupy",
+                             "--no-compile", "--timeout", "30", "--json", str(target)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)
+    time.sleep(3)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C does: the whole process group
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "interrupted" and "Traceback" not in err
+    assert target.read_text() == "earlier\n"
