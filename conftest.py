@@ -7,7 +7,7 @@ It also records which runnable snippets the suite really executes: a program run
 subprocess (by a test or a page's bash block) whose command line names the file (or, for
 `bench/run.py <topic>`, the topic's benchmark.py), a file loaded with `load_snippet` or run with
 `run_snippet`, a file a test reports with `record_executed`, and any module under snippets/ that
-ended up in `sys.modules`. At the end of a full run (`pytest`, every testpath, no -k/-m/-x),
+ended up in `sys.modules`. A run that only asks for `--help` does not count. At the end of a full run (`pytest`, every testpath, no -k/-m/-x),
 the session fails naming each runnable snippet that was not executed and is not in `GPU_ONLY`.
 """
 
@@ -102,7 +102,9 @@ def record_executed(*paths) -> None:
 
 
 def snippets_in_command(args, cwd=None) -> set[str]:
-    """Snippet files a command line names (for bench/run.py <topic>: that topic's benchmark.py)."""
+    """Snippet files a command line runs (for bench/run.py <topic>: that topic's benchmark.py).
+
+    A command that asks for --help runs nothing worth counting and names none."""
     if isinstance(args, (str, bytes, os.PathLike)):
         text = os.fsdecode(args)
         try:
@@ -111,6 +113,8 @@ def snippets_in_command(args, cwd=None) -> set[str]:
             tokens = text.split()
     else:
         tokens = [os.fsdecode(a) for a in args]
+    if "--help" in tokens or "-h" in tokens:  # printing usage is not running the program
+        return set()
     base = Path(cwd) if cwd else Path.cwd()
     found = set()
     for i, token in enumerate(tokens):
@@ -214,7 +218,8 @@ def load_snippet(relpath: str):
 
 def run_snippet(relpath: str, *args: str, timeout: float = 300, **kwargs):
     """Run a Python snippet as a reader would; returns the CompletedProcess."""
-    record_executed(SNIPPETS / relpath)
+    if not {"--help", "-h"} & {str(a) for a in args}:
+        record_executed(SNIPPETS / relpath)
     return subprocess.run([sys.executable, str(SNIPPETS / relpath), *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT, **kwargs)
 

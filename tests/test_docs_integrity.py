@@ -104,10 +104,12 @@ def test_runnable_snippets_are_found():
 
 
 @pytest.mark.parametrize(("command", "cwd", "expected"), [
-    ([sys.executable, str(SNIPPETS / "bench/run.py"), "--help"], None, {"snippets/bench/run.py"}),
+    ([sys.executable, str(SNIPPETS / "bench/run.py"), "x"], None, {"snippets/bench/run.py"}),
+    ([sys.executable, str(SNIPPETS / "bench/run.py"), "--help"], None, set()),  # usage only
+    ("python snippets/bench/run.py -h", ROOT, set()),
     ("NUMBA_ENABLE_CUDASIM=1 python snippets/bench/run.py mandelbrot --output x.json", ROOT,
      {"snippets/bench/run.py", "snippets/mandelbrot/benchmark.py"}),
-    ("cd snippets/bench && python run.py --help  # a comment", ROOT, {"snippets/bench/run.py"}),
+    ("cd snippets/bench && python run.py x  # a comment", ROOT, {"snippets/bench/run.py"}),
     ("python snippets/bench/no_such_file.py", ROOT, set()),
     ("python run.py", ROOT, set()),  # not a snippet from here
     (["ls", str(SNIPPETS / "bench")], None, set()),  # a folder is not a program
