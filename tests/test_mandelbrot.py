@@ -317,11 +317,14 @@ def test_sass_loops_count_fp64_instructions_per_iteration():
     from renderers.mandelbrot import sass_loops
 
     loops = sass_loops(SASS)
-    assert loops["cuda_f64"] == {"iterations_per_trip": 1, "fp64": 9, "other": 3,
-                                 "fp64_ops": {"DADD": 5, "DMUL": 3, "DSETP": 1}}
+    assert loops["cuda_f64"] == {"precision": "FP64", "iterations_per_trip": 1, "float": 9,
+                                 "other": 3, "float_ops": {"DADD": 5, "DMUL": 3, "DSETP": 1}}
     # the main loop (two iterations per trip), not the one-DMUL loop after it
     assert loops["cuda_f64_fast"]["iterations_per_trip"] == 2
-    assert loops["cuda_f64_fast"]["fp64"] == 6 and loops["cuda_f64_fast"]["other"] == 2.5
+    assert loops["cuda_f64_fast"]["float"] == 6 and loops["cuda_f64_fast"]["other"] == 2.5
+    f32 = sass_loops(SASS.replace("DMUL", "FMUL").replace("DADD", "FADD").replace("DSETP", "FSETP")
+                     .replace("DFMA", "FFMA"))
+    assert f32["cuda_f64"]["precision"] == "FP32" and f32["cuda_f64"]["float"] == 9
     with pytest.raises(ValueError, match="no loop"):
         sass_loops("===== cuda_f64 k\n        /*0000*/                   EXIT ;\n")
 
@@ -376,9 +379,9 @@ def test_bars_renderer_checks_the_throughput_bar(tmp_path, mandelbrot_renderers,
         docs, path="data/r.json", specs="data/specs.json", sass="data/sass.txt")
     assert f"against a bar of 1.5e12: {verdict}." in text
     # plain kernel: 9 FP64 instructions, ceiling 34e12 / 2 / 9; measured 1e10 / 0.01 s
-    assert "| Numba CUDA float64 | 9 | 3 | 1.89e12 | 1e12 | 53% | 50.0% |" in text
-    assert "| Numba CUDA float64, tuned | 6 | 2.5 | 2.83e12 |" in text
-    assert "one trip through its main loop runs 2 iterations, with 4 DADD + 2 DFMA + 6 DMUL" in text
+    assert "| Numba CUDA float64 | 9 FP64 | 3 | 1.89e12 | 1e12 | 53% | 50.0% |" in text
+    assert "| Numba CUDA float64, tuned | 6 FP64 | 2.5 | 2.83e12 |" in text
+    assert "one trip through its main loop runs 2 iterations, with 4 DADD + 2 DFMA + 6 DMUL FP64" in text
     spread = mandelbrot_renderers.get("mandelbrot_spread")(docs, path="data/r.json")
     assert "below 1.2 for all 3 GPU timings; the widest is 1.050" in spread
 
@@ -388,7 +391,7 @@ def test_renderers_fall_back_and_flag_wide_spread(tmp_path, mandelbrot_renderers
     get, path = mandelbrot_renderers.get, "data/missing.json|data/r.json"
     headline = get("mandelbrot_headline")(docs, path=path)
     assert "No GPU results yet" in headline and "400 times as fast as" in headline
-    assert "on an NVIDIA H200" in headline and "on 16 vCPUs of a test CPU" in headline
+    assert ", on an NVIDIA H200, runs" in headline and "on 16 vCPUs of a test CPU" in headline
     table = get("mandelbrot_table")(docs, path=path, case="large")
     assert table.count("\n| Numba") == 4 and "| 400 |" in table and "tuned, end to end" in table
     assert "in 3 of 3 GPU timings" in get("mandelbrot_spread")(docs, path=path)

@@ -209,7 +209,7 @@ def headline(docs_dir: Path, path: str) -> str:
                          "no GPU figure in this file.")
             continue
         k, e = gpu.get("kernel"), gpu.get("end_to_end")
-        lines.append(f"- **{case}** ({size_text(best['params'])}): {label(k)} on {gpu_name} runs "
+        lines.append(f"- **{case}** ({size_text(best['params'])}): {label(k)}, on {gpu_name}, runs "
                      f"{relative(best['median_s'] / k['median_s'])} {label(best)} "
                      f"on {cpu} ({fmt_time(k['median_s'])} against "
                      f"{fmt_time(best['median_s'])}); with allocation and copies, "
@@ -241,8 +241,10 @@ def compiled_gain(docs_dir: Path, path: str, case: str) -> str:
     return "\n" + text + ".\n"
 
 
-# --- FP64 instructions per iteration, counted in the kernels' SASS (GPU machine code) --------
-FP64_OPCODES = {"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"}
+# --- Floating-point instructions per iteration, counted in the kernels' SASS (GPU machine code) -
+FLOAT_OPCODES = {"FP64": {"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"},
+                 "FP32": {"FADD", "FMUL", "FFMA", "FSETP", "FMNMX"}}
+PRODUCT = {"FP64": "DMUL", "FP32": "FMUL"}
 PRODUCTS_PER_ITERATION = 3  # x*x, y*y, x*y: every iteration of every kernel does exactly three
 INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)(.*)")
 LABEL = re.compile(r"^\s*(\.L_x_\d+):")
@@ -250,9 +252,10 @@ LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 
 def sass_loops(text: str) -> dict[str, dict]:
     """For each kernel of a SASS dump written by `mandelbrot.py --sass` (sections headed
-    "===== VARIANT FUNCTION"), the main loop: the backward branch's body with the most DMULs.
-    FP64 instructions per iteration = FP64 instructions in the body / iterations per trip, where
-    iterations per trip = DMULs in the body / 3."""
+    "===== VARIANT FUNCTION"), its main loop: of the backward branches' bodies, the one with the
+    most products (DMUL in float64, FMUL in float32). Float instructions per iteration = float
+    instructions of that precision in the body / iterations per trip, where iterations per trip =
+    products in the body / 3."""
     kernels: dict[str, dict] = {}
     for section in re.split(r"^===== ", text, flags=re.M)[1:]:
         header, _, body = section.partition("\n")
@@ -275,19 +278,22 @@ def sass_loops(text: str) -> dict[str, dict]:
             target = re.search(r"`\((\.L_x_\d+)\)", rest)
             if op.startswith("BRA") and target and labels.get(target.group(1), addr + 1) <= addr:
                 start = labels[target.group(1)]
-                loops.append([o for a, o, _ in code if start <= a <= addr])
+                loops.append(Counter(o.split(".")[0] for a, o, _ in code if start <= a <= addr))
         if not loops:
             raise ValueError(f"no loop found in the SASS of {variant}")
-        ops = max(loops, key=lambda body: sum(o.split(".")[0] == "DMUL" for o in body))
-        counts = Counter(o.split(".")[0] for o in ops)
-        trips = counts["DMUL"] // PRODUCTS_PER_ITERATION
-        if trips < 1 or counts["DMUL"] % PRODUCTS_PER_ITERATION:
-            raise ValueError(f"{variant}: {counts['DMUL']} DMULs in the loop, not a multiple of 3")
-        fp64 = sum(n for op, n in counts.items() if op in FP64_OPCODES)
-        kernels[variant] = {"iterations_per_trip": trips, "fp64": fp64 / trips,
-                            "other": (len(ops) - fp64) / trips,
-                            "fp64_ops": {op: n for op, n in sorted(counts.items())
-                                         if op in FP64_OPCODES}}
+        counts = max(loops, key=lambda c: c["DMUL"] + c["FMUL"])
+        precision = "FP64" if counts["DMUL"] else "FP32"
+        products = counts[PRODUCT[precision]]
+        trips = products // PRODUCTS_PER_ITERATION
+        if trips < 1 or products % PRODUCTS_PER_ITERATION:
+            raise ValueError(f"{variant}: {products} {PRODUCT[precision]} in the loop, "
+                             "not a multiple of 3")
+        float_ops = {op: n for op, n in sorted(counts.items()) if op in FLOAT_OPCODES[precision]}
+        total = sum(counts.values())
+        kernels[variant] = {"precision": precision, "iterations_per_trip": trips,
+                            "float": sum(float_ops.values()) / trips,
+                            "other": (total - sum(float_ops.values())) / trips,
+                            "float_ops": float_ops}
     return kernels
 
 
@@ -313,13 +319,13 @@ def fp64_ceiling(docs_dir: Path, path: str, specs: str, sass: str) -> str:
         if m["case"] != "large" or m["phase"] != "kernel" or m["variant"] not in loops:
             continue
         loop, rate = loops[m["variant"]], throughput(m)
-        ops = " + ".join(f"{n} {op}" for op, n in loop["fp64_ops"].items())
+        ops = " + ".join(f"{n} {op}" for op, n in loop["float_ops"].items())
         work = m.get("work") or {}
         lanes = (f"{work['pixel_iterations'] / work['warp_iterations']:.1%}"
                  if work.get("warp_iterations") else "")
-        top = row["fp64_tflops"] * 1e12 / 2 / loop["fp64"] if row and m["variant"] != "cuda_f32" \
-            else None
-        out.append([label(m), f"{loop['fp64']:g}", f"{loop['other']:g}",
+        field = {"FP64": "fp64_tflops", "FP32": "fp32_tflops"}[loop["precision"]]
+        top = row[field] * 1e12 / 2 / loop["float"] if row else None
+        out.append([label(m), f"{loop['float']:g} {loop['precision']}", f"{loop['other']:g}",
                     fmt_rate(top) if top else "", fmt_rate(rate),
                     f"{rate / top:.0%}" if top else "", lanes])
         if m["variant"] == BAR_VARIANT:
@@ -328,20 +334,23 @@ def fp64_ceiling(docs_dir: Path, path: str, specs: str, sass: str) -> str:
                          f"a bar of {fmt_rate(BAR_PIXEL_ITERATIONS)}: {verdict}.")
         trips = loop["iterations_per_trip"]
         items.append(f"- {label(m)}: one trip through its main loop runs {trips} "
-                     f"iteration{'s' if trips > 1 else ''}, with {ops} FP64 instructions.")
+                     f"iteration{'s' if trips > 1 else ''}, with {ops} "
+                     f"{loop['precision']} instructions.")
     if not out:
         return "\n*No GPU kernel of the large case in this results file.*\n\n" + "\n".join(items)
-    source = (f"{row['fp64_tflops']:g} TFLOP/s FP64 of the {escape(row['gpu'])} datasheet, an FMA "
-              "counted as two, so half as many FP64 instructions per second" if row else "")
+    source = (f"{row['fp64_tflops']:g} TFLOP/s FP64 and {row['fp32_tflops']:g} TFLOP/s FP32 of the "
+              f"{escape(row['gpu'])} datasheet, an FMA counted as two, so half as many "
+              "instructions per second" if row else "")
     large = next(m["params"] for m in ms if m["case"] == "large")
     caption = (f"\n\n*{size_text(large)}. "
-               "FP64 and other instructions per iteration are counted in the main loop of each "
+               "Floating-point instructions of the kernel's precision and other instructions per "
+               "iteration are counted in the main loop of each "
                f"kernel's SASS ([{escape(sass.split('/')[-1])}](../{escape(sass)}), written on the "
-               "GPU by `mandelbrot.py --sass`). Ceiling: the FP64 instruction rate "
-               f"({source}) over the FP64 instructions per iteration. Lanes busy: useful "
+               "GPU by `mandelbrot.py --sass`). Ceiling: the instruction rate of that precision "
+               f"({source}) over its instructions per iteration. Lanes busy: useful "
                "pixel-iterations over the iterations the warps run (32 lanes times the warp's "
                "slowest pixel).*\n")
-    table = markdown_table(["Kernel", "FP64 / iteration", "Other / iteration",
+    table = markdown_table(["Kernel", "Float / iteration", "Other / iteration",
                             "Ceiling", "Measured", "Of ceiling", "Lanes busy"], out, "lrrrrrr")
     return "\n" + table + caption + "\n" + "\n".join(items) + "\n"
 
