@@ -206,10 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     out = args.out or args.data
-    try:
+    try:  # both cheap, and both before the (large) offer file is read
+        fields, rows = read_table(args.data)
         if not args.dry_run:
             check_output(out)
-        fields, rows = read_table(args.data)
     except FileNotFoundError:
         parser.error(f"no instance table at {args.data}: pass --data")
     except OSError as exc:
