@@ -56,7 +56,8 @@ def test_point_is_flops_over_bytes_and_flops_over_time(rl):
 
 @pytest.mark.parametrize(("variant", "want"), [("cublas_bf16", "BF16"), ("cublas_tf32", "TF32"),
                                                ("cublas_fp32", "FP32"), ("numba/naive", "FP32"),
-                                               ("cuda_f64", "FP32"), ("torch_float16", "BF16")])
+                                               ("cuda_f64", "FP64"), ("torch_float16", "BF16"),
+                                                   ("gpu_fp64", "FP64")])
 def test_precision_picks_the_roof(rl, variant, want):
     assert rl.precision_of({"variant": variant}) == want
 
@@ -121,27 +122,48 @@ def test_draw_makes_a_chart(rl):
 
 
 def machine_file() -> Path:
-    h200 = DATA / "machine-h200.json"
-    return h200 if h200.is_file() else DATA / "machine-ci-cpu.json"
+    return DATA / "machine-h200.json"
+
+
+def test_float64_kernels_are_held_to_the_fp64_roof(rl):
+    m = {"variant": "njit_parallel", "device": "cpu"}
+    assert rl.precision_of(m, "mandelbrot") == "FP64"
+    assert rl.precision_of(dict(m, variant="cuda_f32"), "mandelbrot") == "FP32"
+    assert rl.precision_of({"variant": "cuda_c/tc_1", "extra": {"precision": "bf16"}}) == "BF16"
 
 
 def test_every_committed_point_is_below_its_roof(rl):
     from bench.results import load_results
 
     doc = load_results(machine_file())
-    ceils = rl.ceilings(doc)
-    assert ceils, f"{machine_file().name} has no ceilings"
-    pts = rl.points(doc, source=machine_file().name)
-    for rel in KERNEL_FILES:
-        if (DOCS / rel).is_file():
-            pts += [p for p in rl.points(load_results(DOCS / rel), source=rel) if p.device in ceils]
+    others = [(rel, load_results(DOCS / rel)) for rel in KERNEL_FILES if (DOCS / rel).is_file()]
+    ceils, pts, _ = rl.combine(doc, others)
+    assert set(ceils) == {"cpu", "gpu"} and "FP64" in ceils["gpu"]["peaks"]
     assert pts, "nothing to check"
     assert rl.check(ceils, pts) == []
 
 
+def test_a_faster_cublas_of_another_run_raises_the_roof(rl):
+    doc = ceiling_doc(tf32=100e12)
+    other = {"benchmark": "matmul", "measurements": [kernel("cublas_tf32", 2e12, 1e9, 0.01)]}
+    ceils, pts, _ = rl.combine(doc, [("matmul", other)])
+    assert ceils["gpu"]["peaks"]["TF32"] == pytest.approx(2e14)
+    assert rl.check(ceils, pts) == []
+
+
+def test_chart_labels_do_not_overlap(rl):
+    c = rl.ceilings(ceiling_doc())
+    pts = [rl.point_from(kernel(f"k{i}", 2e9 * (1 + i / 50), 12e9, 0.013)) for i in range(6)]
+    fig = rl.draw(c, pts)
+    ax = fig.axes[0]
+    r = fig.canvas.get_renderer()
+    boxes = [t.get_window_extent(r) for t in ax.texts]
+    assert len(boxes) == len(rl.chart_points(pts)) >= 2
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
 def test_roofline_renderer_names_missing_files(renderers):
     out = renderers.get("roofline")(DOCS, path="data/machine-h200.json",
-                                    fallback="data/machine-ci-cpu.json",
                                     kernels="data/no-such-results.json")
     assert "`data/no-such-results.json` (not measured yet)" in out
     assert "data:image/svg+xml;base64," in out and "failure" not in out

@@ -1,12 +1,11 @@
 """The roofline of a measured machine, its measured figures, and arithmetic from sourced specs.
 
 - `roofline path= [fallback=] [kernels="a.json b.json"]`: the chart, from ceilings measured in
-  one run of snippets/machine/measure_machine.py, with the kernels of that run and of the other
-  results files plotted on it (files that do not exist yet are named, not plotted).
+  one run of `python snippets/bench/run.py machine`, with the kernels of that run and of the
+  other results files plotted on it (files that do not exist yet are named, not plotted).
 - `machine_table path= [fallback=]`: every figure of that run.
 - `llm_decode specs= [measured=]`: the fastest batch-1 decoding a memory bandwidth allows.
 - `spec_table specs= keys=`: sourced spec rows with their source and as-of date.
-- `simd_lanes specs=`: FP32 lanes of a server CPU and a GPU, counted the same way.
 """
 
 from __future__ import annotations
@@ -19,9 +18,13 @@ from pathlib import Path
 
 from . import markdown_table, renderer, svg_figure
 
+from .run_details import load_results as load_results_file
+
 SNIPPETS = Path(__file__).resolve().parents[2] / "snippets"
-sys.path.insert(0, str(SNIPPETS))
-from bench.results import load_results  # noqa: E402
+
+
+def load_results(path: Path) -> dict:
+    return load_results_file(path.parent, path.name)[0]
 
 
 def _load_model():
@@ -37,32 +40,32 @@ model = _load_model()
 
 def resolve(docs_dir: Path, path: str, fallback: str | None) -> tuple[dict, str, str]:
     """(document, the file actually used, a warning when it is the fallback)."""
-    if (docs_dir / path).is_file():
-        return load_results(docs_dir / path), path, ""
-    if fallback and (docs_dir / fallback).is_file():
-        doc = load_results(docs_dir / fallback)
-        return doc, fallback, (
-            f'!!! warning "No GPU results yet"\n\n    `{path}` does not exist yet: this shows '
-            f"`{fallback}`, measured on {escape(doc['system']['host']['cpu'])} without a GPU.\n\n")
-    raise FileNotFoundError(f"neither {path} nor a fallback file exists under {docs_dir}")
+    return load_results_file(docs_dir, path, fallback)
+
+
+def device_names(doc: dict) -> dict[str, str]:
+    """How the chart and tables name each device: the GPU by name, the CPU as what it was."""
+    s = doc["system"]
+    host = s.get("host", {})
+    vm = "-fc-" in host.get("os", "")  # a Firecracker microVM: the machines this site rents
+    cores = f"{host.get('cores', '?')} {'vCPUs of a VM' if vm else 'cores'}"
+    names = {"cpu": f"host CPU ({cores})"}
+    if s.get("gpus"):
+        names["gpu"] = s["gpus"][0]["name"]
+    return names
 
 
 def gather(docs_dir: Path, doc: dict, kernels: str) -> tuple[dict, list, list[str]]:
-    """Ceilings of the machine run, every point that has a ceiling, and what is missing."""
-    ceils = model.ceilings(doc)
-    pts = model.points(doc, source="machine run")
-    missing = []
+    """Ceilings of the machine run, every point that has a ceiling, and what is missing
+    (snippets/machine/roofline.py, `combine`, says how other runs' points are treated)."""
+    missing, others = [], []
     for rel in kernels.split():
-        file = docs_dir / rel
-        if not file.is_file():
+        if (docs_dir / rel).is_file():
+            others.append((Path(rel).stem, load_results(docs_dir / rel)))
+        else:
             missing.append(f"`{rel}` (not measured yet)")
-            continue
-        for p in model.points(load_results(file), source=Path(rel).stem):
-            if p.device in ceils:
-                pts.append(p)
-            else:
-                missing.append(f"{p.source} {p.label} (no {p.device.upper()} ceiling in this run)")
-    return ceils, pts, missing
+    ceils, pts, left = model.combine(doc, others)
+    return ceils, pts, missing + left
 
 
 @renderer("roofline")
@@ -70,20 +73,24 @@ def roofline(docs_dir: Path, path: str, fallback: str | None = None, kernels: st
     doc, used, intro = resolve(docs_dir, path, fallback)
     ceils, pts, missing = gather(docs_dir, doc, kernels)
     problems = model.check(ceils, pts)
-    s = doc["system"]
-    gpu = s["gpus"][0]["name"] if s.get("gpus") else "no GPU"
-    fig = model.draw(ceils, pts, title=f"{gpu} + {s['host']['cpu']}")
+    names = device_names(doc)
+    fig = model.draw(ceils, pts, title=" + ".join(names.get(d, d) for d in ("gpu", "cpu")
+                                                  if d in ceils), device_names=names)
     alt = ("Roofline chart: attainable FLOP/s against arithmetic intensity, with the memory "
-           "bandwidth and matrix-product ceilings measured in one run and measured kernels as points")
+           "bandwidth and FP64, FP32, TF32 and BF16 matrix-product ceilings measured in one run "
+           "and measured kernels as labelled points")
     out = intro + svg_figure(fig, alt=alt, caption=f"Ceilings from {used}") + "\n\n"
     rows = []
-    for p in sorted(pts, key=lambda p: (p.device, p.intensity)):
+    for p in sorted(pts, key=lambda p: (p.device, p.source, p.intensity, p.label)):
         c = ceils[p.device]
         roof = model.attainable(c["bandwidth"], c["peaks"].get(p.precision, 0), p.intensity)
-        rows.append([p.source, p.label, p.device.upper(), p.precision, f"{p.intensity:.3g}",
-                     f"{p.rate / 1e9:,.1f}", f"{100 * p.rate / roof:.0f}%" if roof else "–"])
-    out += markdown_table(["results file", "kernel", "device", "roof", "FLOP per byte",
-                           "GFLOP/s", "of its roof"], rows, "lllcrrr") + "\n"
+        rows.append([f"{p.label} ({p.source})", p.device.upper(), p.precision,
+                     f"{p.intensity:.3g}", f"{p.rate / 1e9:,.1f}",
+                     f"{100 * p.rate / roof:.0f}&nbsp;%" if roof else "–"])
+    out += ('??? note "Every point on the chart"\n\n'
+            + "\n".join("    " + line for line in markdown_table(
+                ["kernel (results file)", "device", "roof", "FLOP per byte", "GFLOP/s",
+                 "of its roof"], rows, "lllrrr").splitlines()) + "\n")
     if missing:
         out += "\nNot on the chart: " + "; ".join(missing) + ".\n"
     if problems:
@@ -95,23 +102,33 @@ def roofline(docs_dir: Path, path: str, fallback: str | None = None, kernels: st
 @renderer("machine_table")
 def machine_table(docs_dir: Path, path: str, fallback: str | None = None) -> str:
     doc, _, intro = resolve(docs_dir, path, fallback)
+    names = device_names(doc)
     rows = []
     for m in doc["measurements"]:
-        dev = m["device"].upper()
-        n = m["params"]["n"]
-        if m["case"] == "matmul":
-            rows.append([dev, f"{m['variant'].upper()} matrix product", f"{n} × {n}",
+        if m["phase"] != "kernel":
+            continue
+        n, v = m["params"]["n"], m["variant"]
+        if "matmul" in m["case"]:
+            rows.append([names.get(m["device"], m["device"]),
+                         f"{v.split('_')[1].upper()} matrix product, {n} × {n}",
                          f"{m['flops'] / m['median_s'] / 1e12:,.2f} TFLOP/s"])
+        elif m["case"] == "pcie":
+            what = (v.replace("_", ", ").replace("h2d", "host → device")
+                    .replace("d2h", "device → host"))
+            rows.append([names["gpu"], f"{what} memory, {4 * n / 2**30:g} GiB",
+                         f"{m['bytes'] / m['median_s'] / 1e9:,.1f} GB/s"])
         else:
-            what = {"memory": f"memory {m['variant']}", "saxpy": "SAXPY",
-                    "pcie": m["variant"].replace("_", " ").replace("h2d", "host → device")
-                    .replace("d2h", "device → host")}[m["case"]]
-            rows.append([dev, what, f"{n:,} floats", f"{m['bytes'] / m['median_s'] / 1e9:,.1f} GB/s"])
-    out = intro + markdown_table(["device", "what", "size", "measured"], rows, "llrr") + "\n"
+            what = {"read": "read (sum)", "copy": "copy", "saxpy": "SAXPY"}[v.split("_")[1]]
+            rows.append([names.get(m["device"], m["device"]),
+                         f"{what} bandwidth, {n:,} float32",
+                         f"{m['bytes'] / m['median_s'] / 1e9:,.1f} GB/s"])
+    out = intro + markdown_table(["device", "what", "measured"], rows, "llr") + "\n"
     ceils = model.ceilings(doc)
     for dev, c in sorted(ceils.items()):
-        out += (f"\n{dev.upper()} ridge point (FP32 matrix product ÷ memory roof): "
-                f"{c['peaks']['FP32'] / c['bandwidth']:.1f} FLOP per byte.\n")
+        ridges = ", ".join(f"{prec} {c['peaks'][prec] / c['bandwidth']:.1f}"
+                           for prec in model.PRECISIONS if prec in c["peaks"])
+        out += (f"\n{names.get(dev, dev)}: ridge points (matrix-product rate ÷ memory roof), in "
+                f"FLOP per byte: {ridges}.\n")
     return out
 
 
@@ -149,24 +166,6 @@ def spec_table(docs_dir: Path, specs: str, keys: str) -> str:
     return markdown_table(["spec", "value", "source, as of"], out, "lrl") + "\n"
 
 
-@renderer("simd_lanes")
-def simd_lanes(docs_dir: Path, specs: str) -> str:
-    r = read_specs(docs_dir, specs)
-    cpu = r["xeon_8480_cores"]["number"] * r["xeon_8480_fma_units"]["number"] * \
-        r["avx512_fp32_lanes"]["number"]
-    gpu = r["h100_sms"]["number"] * r["h100_fp32_per_sm"]["number"]
-    rows = [["Intel Xeon Platinum 8480+", f"{r['xeon_8480_cores']['number']:.0f} cores",
-             f"{r['xeon_8480_cores']['number']:.0f} × {r['xeon_8480_fma_units']['number']:.0f} "
-             f"AVX-512 FMA units × {r['avx512_fp32_lanes']['number']:.0f} lanes", f"{cpu:,.0f}"],
-            ["NVIDIA H100 / H200 SXM", f"{r['h100_sms']['number']:.0f} SMs",
-             f"{r['h100_sms']['number']:.0f} × {r['h100_fp32_per_sm']['number']:.0f} FP32 units",
-             f"{gpu:,.0f}"]]
-    return (markdown_table(["chip", "cores", "FP32 lanes, counted the same way", "lanes"], rows,
-                           "llll") + f"\n\nRatio: {gpu / cpu:.1f} ×. Sources: "
-            + "; ".join(cite(r[k]) for k in ("xeon_8480_cores", "avx512_fp32_lanes", "h100_sms"))
-            + ".\n")
-
-
 @renderer("llm_decode")
 def llm_decode(docs_dir: Path, specs: str, measured: str | None = None) -> str:
     r = read_specs(docs_dir, specs)
@@ -198,22 +197,3 @@ def llm_decode(docs_dir: Path, specs: str, measured: str | None = None) -> str:
     return (markdown_table(["model (BF16)", "weights read per token", "memory", "bandwidth",
                             "tokens/s at most (batch 1)"], rows, "lrlrr")
             + f"\n\nSources: {sources}.{pending}\n")
-
-
-@renderer("littles_law")
-def littles_law(docs_dir: Path, specs: str, latencies_ns: str = "500 1000") -> str:
-    """Bytes that must be in flight to stream at the H200's bandwidth: bandwidth x latency."""
-    r = read_specs(docs_dir, specs)
-    bw, sms = r["h200_bandwidth"]["number"], r["h100_sms"]["number"]
-    warp_bytes = r["warp_size"]["number"] * 4  # one float32 load by every thread of a warp
-    rows = []
-    for ns in (float(x) for x in latencies_ns.split()):
-        flight = bw * ns * 1e-9
-        per_sm = flight / sms
-        rows.append([f"{ns:g} ns", f"{flight / 1e6:.1f} MB", f"{per_sm / 1e3:.1f} KB",
-                     f"{per_sm / 4:,.0f}", f"{per_sm / warp_bytes:,.0f}"])
-    return (markdown_table(["memory latency", "bytes in flight (whole GPU)", "per SM",
-                            "float32 loads in flight per SM", "warp-wide loads per SM"], rows,
-                           "lrrrr")
-            + f"\n\nAt {bw / 1e12:g} TB/s ({cite(r['h200_bandwidth'])}) over {sms:.0f} SMs "
-            f"({cite(r['h100_sms'])}).\n")

@@ -44,13 +44,13 @@ def counts(variant: str, p: dict, ref) -> dict:
 
 # ---------------------------------------------------------------- CPU kernels
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True)
 def cpu_copy(src, dst):
     for i in prange(dst.size):
         dst[i] = src[i]
 
 
-@njit(parallel=True, fastmath=True, cache=True)  # fastmath: a vectorised sum (exact here)
+@njit(parallel=True, fastmath=True)  # fastmath: a vectorised sum (exact here)
 def cpu_read(x):
     total = 0.0
     for i in prange(x.size):
@@ -58,7 +58,7 @@ def cpu_read(x):
     return total
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True)
 def cpu_saxpy(a, x, y):
     for i in prange(y.size):
         y[i] = a * x[i] + y[i]

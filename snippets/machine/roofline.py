@@ -61,8 +61,9 @@ def precision_of(m: dict, benchmark: str = "") -> str:
     cores to the FP32 rate; tensor-core formats to their own.
     """
     params = m.get("params") or {}
+    extra = m.get("extra") or {}
     text = " ".join(str(v) for v in (m.get("variant"), m.get("precision"), params.get("dtype"),
-                                     params.get("precision"))).lower()
+                                     params.get("precision"), extra.get("precision"))).lower()
     if any(k in text for k in ("bf16", "bfloat16", "fp16", "float16", "half")):
         return "BF16"
     if "tf32" in text:
@@ -96,6 +97,7 @@ def points(doc: dict, source: str = "", best_per_variant: bool = True) -> list[P
     """
     found = [point_from(m, source, doc.get("benchmark", "")) for m in doc["measurements"]
              if m.get("phase") == "kernel" and m.get("role") not in ("ceiling", "transfer")
+             and not str(m.get("variant", "")).endswith("read")  # a bandwidth, not a kernel
              and (m.get("flops") or 0) > 0 and (m.get("bytes") or 0) > 0 and m["median_s"] > 0]
     if not best_per_variant:
         return found
@@ -105,6 +107,31 @@ def points(doc: dict, source: str = "", best_per_variant: bool = True) -> list[P
         if key not in best or (p.flops, p.rate) > (best[key].flops, best[key].rate):
             best[key] = p
     return list(best.values())
+
+
+def combine(doc: dict, others: list[tuple[str, dict]]) -> tuple[dict, list[Point], list[str]]:
+    """Ceilings of a machine run, its points and the points of other results files: (ceilings,
+    points, what was left off and why).
+
+    Points from other files were measured in other runs. On the GPU, a library matrix product
+    of another run (cuBLAS) that beats this run's raises the roof of its precision: the roof is
+    the fastest library product measured. On the CPU, a shared virtual machine whose streaming
+    rate varies from run to run, streaming kernels of other runs are left off (their own page
+    compares them within their run).
+    """
+    ceils = ceilings(doc)
+    pts = points(doc, source="machine run")
+    left = []
+    for source, other in others:
+        for p in points(other, source=source):
+            if p.device not in ceils:
+                left.append(f"{p.source} {p.label} (no {p.device.upper()} ceiling in this run)")
+            elif not (p.device == "cpu" and p.intensity < 1):
+                pts.append(p)
+                peaks = ceils[p.device]["peaks"]
+                if p.label.startswith("cublas") and p.rate > peaks.get(p.precision, 0):
+                    peaks[p.precision] = p.rate
+    return ceils, pts, left
 
 
 def check(ceils: dict, pts: list[Point], tolerance: float = TOLERANCE) -> list[str]:
@@ -128,48 +155,58 @@ def check(ceils: dict, pts: list[Point], tolerance: float = TOLERANCE) -> list[s
     return problems
 
 
-def draw(ceils: dict, pts: list[Point], title: str = "Roofline"):
-    """A log-log roofline chart: one roof per device and precision, one marker per kernel."""
+def chart_points(pts: list[Point]) -> list[Point]:
+    """The points worth a label on the chart: of the kernels of one results file that sit at
+    about the same intensity on the same device (a sweep of matrix-product variants, the
+    versions of SAXPY), the fastest and the slowest; the page's table lists them all."""
+    groups: dict = {}
+    for p in pts:
+        key = (p.source, p.device, p.precision, round(math.log10(p.intensity), 1))
+        groups.setdefault(key, []).append(p)
+    keep = []
+    for group in groups.values():
+        group.sort(key=lambda q: q.rate)
+        keep += [group[-1]] + ([group[0]] if len(group) > 1 else [])
+    return keep
+
+
+def draw(ceils: dict, pts: list[Point], title: str = "Roofline", device_names: dict | None = None):
+    """A log-log roofline chart: one roof per device and precision, one labelled marker per
+    kernel, labels placed where they overlap no other label."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    names = device_names or {}
     colours = {"gpu": "tab:blue", "cpu": "tab:orange"}
     styles = {"FP64": "-.", "FP32": "-", "TF32": "--", "BF16": ":"}
+    pts = chart_points(pts)
     xs = [p.intensity for p in pts] + [1 / 8, 4096]
     for c in ceils.values():
         xs += [pk / c["bandwidth"] for pk in c["peaks"].values()]
     lo, hi = min(xs) / 4, max(xs) * 4
-    fig, ax = plt.subplots(figsize=(8, 5.2))
+    fig, ax = plt.subplots(figsize=(9, 6.4))
+    grid = [lo * (hi / lo) ** (k / 200) for k in range(201)]
     for device, c in sorted(ceils.items()):
         bw, colour = c["bandwidth"], colours.get(device, "tab:gray")
+        who = names.get(device, device.upper())
         for prec in PRECISIONS:
             if prec not in c["peaks"]:
                 continue
             peak = c["peaks"][prec]
-            grid = [lo * (hi / lo) ** (k / 200) for k in range(201)]
             ax.plot(grid, [attainable(bw, peak, x) for x in grid], styles[prec], color=colour,
                     lw=1.8 if prec == "FP32" else 1.2,
-                    label=f"{device.upper()} {prec} matmul {peak / 1e12:.3g} TFLOP/s")
-        ax.text(lo * 1.3, bw * lo * 1.3 * 1.6, f"{device.upper()} memory roof {bw / 1e9:,.0f} GB/s",
-                color=colour, rotation=0, fontsize=8, va="bottom")
+                    label=f"{who}: {prec} matmul {peak / 1e12:.3g} TFLOP/s")
+        ax.plot([], [], " ", label=f"{who}: memory {bw / 1e9:,.0f} GB/s")
     markers = iter("osD^v<>ph*")
     seen: dict = {}
-    by_source: dict = {}
-    for p in pts:
-        by_source.setdefault((p.source, p.device), []).append(p)
     for p in pts:
         key = p.source or p.device
         if key not in seen:
             seen[key] = next(markers, "o")
         ax.plot([p.intensity], [p.rate], seen[key], ms=6, mfc="white",
                 color=colours.get(p.device, "tab:gray"))
-        group = by_source[(p.source, p.device)]
-        # Label few points per file (its fastest and slowest); the page's table lists them all.
-        if len(group) <= 3 or p.rate in (max(q.rate for q in group), min(q.rate for q in group)):
-            ax.annotate(p.label, (p.intensity, p.rate), textcoords="offset points",
-                        xytext=(5, -3), fontsize=7)
     for key, marker in seen.items():
         ax.plot([], [], marker, color="black", mfc="white", label=f"measured: {key}")
     ax.set_xscale("log")
@@ -178,6 +215,42 @@ def draw(ceils: dict, pts: list[Point], title: str = "Roofline"):
     ax.set_xlabel("arithmetic intensity (FLOP per byte moved)")
     ax.set_ylabel("FLOP/s")
     ax.set_title(title)
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(True, which="major")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+    _place_labels(fig, ax, pts)
     return fig
+
+
+def _place_labels(fig, ax, pts: list[Point]) -> None:
+    """Label every point, trying offsets until a label overlaps no other label and no marker."""
+    renderer = fig.canvas.get_renderer()
+    area = ax.get_window_extent(renderer)
+    taken = []
+    for p in pts:  # markers count as taken space
+        x, y = ax.transData.transform((p.intensity, p.rate))
+        taken.append(matplotlib_bbox(x - 5, y - 5, x + 5, y + 5))
+    offsets = [(7, -4), (7, 6), (7, -14), (-7, 6), (-7, -14), (7, 16), (7, -24), (-7, 16),
+               (-7, -24), (7, 26), (7, -34), (-7, 26), (-7, -34), (7, 36), (7, -44)]
+    for p in sorted(pts, key=lambda q: (q.intensity, q.rate)):
+        for dx, dy in offsets:
+            text = ax.annotate(p.label, (p.intensity, p.rate), textcoords="offset points",
+                               xytext=(dx, dy), ha="left" if dx > 0 else "right",
+                               va="center")
+            box = text.get_window_extent(renderer).expanded(1.05, 1.1)
+            inside = (area.x0 <= box.x0 and box.x1 <= area.x1 and area.y0 <= box.y0
+                      and box.y1 <= area.y1)
+            if inside and not any(box.overlaps(t) for t in taken):
+                taken.append(box)
+                break
+            text.remove()
+        else:  # every place taken: the last offset, with a leader line
+            text = ax.annotate(p.label, (p.intensity, p.rate), textcoords="offset points",
+                               xytext=(-12, -54), ha="right",
+                               arrowprops={"arrowstyle": "-", "lw": 0.6})
+            taken.append(text.get_window_extent(renderer))
+
+
+def matplotlib_bbox(x0, y0, x1, y1):
+    from matplotlib.transforms import Bbox
+
+    return Bbox([[x0, y0], [x1, y1]])
