@@ -162,6 +162,16 @@ def test_help_exits_0(path):
     assert proc.returncode == 0 and proc.stdout.startswith("usage:") and not proc.stderr
 
 
+@pytest.mark.parametrize("path", [ADD, SAXPY, DEVICE])
+def test_without_pyopencl_help_works_and_running_names_the_package(path, tmp_path):
+    (tmp_path / "pyopencl.py").write_text("raise ModuleNotFoundError(\"No module named 'pyopencl'\")\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}  # ahead of site-packages: pyopencl "missing"
+    helped = run_snippet(path, "--help", env=env)
+    assert helped.returncode == 0 and helped.stdout.startswith("usage:"), helped.stderr
+    err = one_line_error(run_snippet(path, env=env), 2)
+    assert "pip install pyopencl" in err
+
+
 BAD_ARGS = [(ADD, ["0"]), (ADD, ["-5"]), (ADD, ["ten"]), (ADD, ["1.5"]), (ADD, ["9" * 30]),
             (ADD, ["--device", "fpga"]), (SAXPY, ["-3"]), (SAXPY, ["nan"]), (SAXPY, ["--a", "inf"]),
             (SAXPY, ["--a", "nan"]), (SAXPY, ["--a", "1e39"]), (SAXPY, ["--a", "x"]),

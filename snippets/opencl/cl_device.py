@@ -12,7 +12,10 @@ import argparse
 import sys
 import warnings
 
-import pyopencl as cl
+try:
+    import pyopencl as cl
+except ModuleNotFoundError:  # --help still works; main() says what to install
+    cl = None
 # --8<-- [end:imports]
 
 FIX_ANY = ("install a driver: for a CPU, PoCL (pip install \"pyopencl[pocl]\") or Intel's CPU "
@@ -54,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", choices=("any", "gpu", "cpu"), default="any",
                         help="list only devices of this kind; exit 1 if none of them compiles")
     args = parser.parse_args(argv)
+    if cl is None:
+        print("error: pyopencl is not installed here: pip install pyopencl, plus an OpenCL "
+              "driver (see the OpenCL section of the platforms page)", file=sys.stderr)
+        return 2
     try:
         try:
             platforms = cl.get_platforms()

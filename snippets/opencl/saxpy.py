@@ -14,7 +14,10 @@ import sys
 import warnings
 
 import numpy as np
-import pyopencl as cl
+try:
+    import pyopencl as cl
+except ModuleNotFoundError:  # --help still works; main() says what to install
+    cl = None
 # --8<-- [end:imports]
 
 LOCAL_SIZE = 256
@@ -185,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="which kind of OpenCL device to use (default: a GPU if any)")
     parser.add_argument("--verbose", action="store_true", help="print the device used")
     args = parser.parse_args(argv)
+    if cl is None:
+        print("error: pyopencl is not installed here: pip install pyopencl, plus an OpenCL "
+              "driver (see the OpenCL section of the platforms page)", file=sys.stderr)
+        return 2
     try:
         return run(args)
     except OpenCLProblem as exc:
