@@ -339,3 +339,17 @@ def test_committed_results_hold_their_checks():
         for m in doc["measurements"]:
             if "error" in m:
                 assert m["error"]["value"] == 0, (name, m["variant"])
+
+
+def test_ctrl_c_gives_one_line_and_exit_130():
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, str(SNIPPETS / NUMPY), "100000", "--repeats",
+                             "100000000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert err.strip() == "interrupted"
