@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 
+import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import load_snippet, run_snippet
+from conftest import SNIPPETS, load_snippet, record_executed, run_snippet
 
 TRAIN = "keras/train.py"
 PREDICT = "keras/predict.py"
 MAKE = "keras/make_dataset.py"
+MODEL = "keras/model.py"
+PROFILE = "keras/profile_step.py"
+
+
+@pytest.fixture(autouse=True)
+def beside_the_scripts(monkeypatch):
+    """model.py is imported by train.py from its own folder, as when a reader runs the script."""
+    monkeypatch.syspath_prepend(str(SNIPPETS / "keras"))
 
 
 @pytest.fixture
@@ -66,7 +77,10 @@ def test_dataset_maker_refuses_a_full_folder(dataset, run):
 
 
 @pytest.mark.parametrize("args", [["--images", "0"], ["--size", "8"], ["--validation", "1"],
-                                  ["--flat", "--validation", "0.2"]])
+                                  ["--flat", "--validation", "0.2"], ["--images", "-3"],
+                                  ["--images", "99999999999999999999"], ["--images", "x"],
+                                  ["--validation", "nan"], ["--validation", "0.9", "--images", "1"],
+                                  ["--validation", "0.01", "--images", "10"]])
 def test_dataset_maker_rejects_bad_arguments(tmp_path, args, run):
     one_line_error(run(MAKE, tmp_path / "x", *args))
 
@@ -169,3 +183,170 @@ def test_predict_non_image_and_empty_folder(tmp_path, run):
                    "photo.jpg is not a readable image")
     (tmp_path / "empty").mkdir()
     one_line_error(run(PREDICT, tmp_path / "m.keras", tmp_path / "empty"), "holds no images")
+
+
+def test_dataset_maker_checks_the_output_before_writing(tmp_path, run):
+    (tmp_path / "file").write_text("a file, not a folder")
+    one_line_error(run(MAKE, tmp_path / "file"), "not a folder")
+    one_line_error(run(MAKE, tmp_path / "file" / "sub"), "cannot write in")
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                    reason="root may write into read-only folders")
+def test_dataset_maker_refuses_a_read_only_folder(tmp_path, run):
+    (tmp_path / "ro").mkdir(mode=0o555)
+    one_line_error(run(MAKE, tmp_path / "ro" / "data"), "cannot write in")
+
+
+def test_train_refuses_an_unknown_backend(dataset, monkeypatch, run):
+    monkeypatch.setenv("KERAS_BACKEND", "bogus")  # Keras itself would fall back to TensorFlow
+    one_line_error(run(TRAIN, dataset), "KERAS_BACKEND='bogus' is not one of")
+    monkeypatch.setenv("KERAS_BACKEND", "tensorflow")
+
+
+def test_predict_refuses_an_unknown_backend(dataset, tmp_path, monkeypatch, run):
+    (tmp_path / "m.keras").write_bytes(b"")
+    monkeypatch.setenv("KERAS_BACKEND", "bogus")
+    one_line_error(run(PREDICT, tmp_path / "m.keras", dataset), "KERAS_BACKEND='bogus'")
+
+
+def test_train_checks_the_output_folder_first(dataset, tmp_path, run):
+    (tmp_path / "out").write_text("a file")
+    one_line_error(run(TRAIN, dataset, "--output-dir", tmp_path / "out"), "is not a folder")
+    one_line_error(run(TRAIN, dataset, "--output-dir", tmp_path / "out" / "run"),
+                   "cannot write in")
+
+
+@pytest.mark.parametrize("args", [["--batch-size", "0"], ["--batch-size", "99999999999"],
+                                  ["--epochs", "-1"], ["--learning-rate", "nan"],
+                                  ["--learning-rate", "inf"], ["--image-size", "1e3"]])
+def test_train_rejects_bad_numbers(dataset, args, run):
+    one_line_error(run(TRAIN, dataset, *args))
+
+
+def test_damaged_last_keras_on_resume_is_one_line(dataset, tmp_path, run):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "last.keras").write_bytes(b"PK\x03\x04 not really a zip file")
+    epochs = [{"epoch": 1, "val_accuracy": 0.5}]
+    (out / "history.json").write_text(json.dumps({"image_size": 32, "epochs": epochs}))
+    result = run(TRAIN, dataset, "--output-dir", out, "--image-size", "32", "--epochs", "2")
+    one_line_error(result, f"cannot load {out / 'last.keras'}", "delete it")
+
+
+def test_best_model_survives_an_interrupted_save(tmp_path):
+    train = load_snippet(TRAIN)
+    best = tmp_path / "best.keras"
+    best.write_bytes(b"the previous best model")
+
+    class StoppedWhileSaving:  # writes half a file, then the user presses Ctrl-C
+        def save(self, path):
+            with open(path, "wb") as f:
+                f.write(b"half a mod")
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train.save_model(StoppedWhileSaving(), best)
+    assert best.read_bytes() == b"the previous best model"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best.keras"]  # no temporary left
+
+
+def test_train_notes_images_that_are_not_rgb(dataset, capsys):
+    Image.new("RGBA", (40, 40)).save(dataset / "cats" / "alpha.png")
+    Image.new("L", (40, 40)).save(dataset / "dogs" / "grey.png")
+    train = load_snippet(TRAIN)
+    assert train.check_images({"train": dataset}) == 10
+    err = capsys.readouterr().err
+    assert "1 L, 1 RGBA" in err and "alpha dropped" in err
+
+
+def make_image(path, mode: str) -> None:
+    if mode == "I;16":
+        pixels = np.full((20, 30), 65535, np.uint16)
+        pixels[0, 0] = 256
+        Image.fromarray(pixels).save(path)
+    elif mode == "CMYK":
+        Image.new("CMYK", (30, 20), (0, 255, 255, 0)).save(path)  # red in CMYK
+    elif mode == "P":
+        Image.new("RGB", (30, 20), (200, 10, 10)).convert("P").save(path)
+    else:
+        Image.new(mode, (30, 20)).save(path)
+
+
+@pytest.mark.parametrize("mode,suffix,note", [
+    ("RGBA", ".png", "alpha dropped"), ("LA", ".png", "grey + alpha"),
+    ("L", ".png", "grey repeated"), ("I;16", ".png", "16-bit grey"),
+    ("CMYK", ".jpg", "CMYK converted"), ("P", ".png", "palette"), ("RGB", ".png", "")])
+def test_predict_converts_images_explicitly(tmp_path, mode, suffix, note):
+    path = tmp_path / f"image{suffix}"
+    make_image(path, mode)
+    pixels, said = load_snippet(PREDICT).load_rgb(path)
+    assert pixels.shape == (20, 30, 3) and pixels.dtype == np.uint8
+    assert (note in said) if note else said == ""
+    if mode == "I;16":
+        assert pixels[0, 0].tolist() == [1, 1, 1] and pixels[5, 5].tolist() == [255, 255, 255]
+    if mode == "CMYK":
+        assert pixels[5, 5, 0] > 200 and pixels[5, 5, 1] < 50
+
+
+def test_predict_truncated_jpeg_is_one_line(tmp_path, run):
+    (tmp_path / "m.keras").write_bytes(b"")
+    Image.fromarray(np.random.default_rng(0).integers(0, 255, (64, 64, 3), np.uint8)).save(
+        tmp_path / "cat.1.jpg", quality=95)
+    data = (tmp_path / "cat.1.jpg").read_bytes()
+    (tmp_path / "cat.1.jpg").write_bytes(data[: len(data) // 2])
+    one_line_error(run(PREDICT, tmp_path / "m.keras", tmp_path / "cat.1.jpg"),
+                   "cat.1.jpg is not a readable image", "truncated")
+
+
+@pytest.mark.parametrize("shape,why", [((10,), "not RGB images"), ((32, 32, 1), "not RGB images"),
+                                       ("two outputs", "not one probability")])
+def test_predict_rejects_models_of_another_shape(dataset, tmp_path, run, shape, why):
+    import keras
+
+    if shape == "two outputs":
+        model = keras.Sequential([keras.Input((32, 32, 3)), keras.layers.Flatten(),
+                                  keras.layers.Dense(2)])
+    else:
+        model = keras.Sequential([keras.Input(shape), keras.layers.Flatten(),
+                                  keras.layers.Dense(1)])
+    model.save(tmp_path / "other.keras")
+    one_line_error(run(PREDICT, tmp_path / "other.keras", dataset), why)
+
+
+def test_predict_damaged_model_is_one_line(dataset, tmp_path, run):
+    (tmp_path / "m.keras").write_bytes(b"PK\x03\x04 damaged")
+    one_line_error(run(PREDICT, tmp_path / "m.keras", dataset), "cannot load")
+
+
+# The frameworks hidden, as on a machine where they are not installed: --help still works, and a
+# real run names what to install in one line with exit status 2.
+HIDE = ("import runpy, sys\n"
+        "for name in ('keras', 'tensorflow', 'jax', 'torch'):\n"
+        "    sys.modules[name] = None  # import fails as if not installed\n"
+        "sys.argv = sys.argv[1:]\n"
+        "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+
+
+def without_frameworks(relpath: str, *args, env: dict | None = None):
+    record_executed(SNIPPETS / relpath)
+    return subprocess.run([sys.executable, "-c", HIDE, str(SNIPPETS / relpath), *map(str, args)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+
+
+@pytest.mark.parametrize("relpath", [TRAIN, PREDICT, MAKE, MODEL, PROFILE])
+def test_help_works_without_the_frameworks(relpath):
+    out = without_frameworks(relpath, "--help")
+    assert out.returncode == 0 and out.stdout.startswith("usage:"), out.stderr
+
+
+def test_runs_without_the_frameworks_name_what_to_install(dataset, tmp_path):
+    out = without_frameworks(TRAIN, dataset, "--output-dir", tmp_path / "run", "--epochs", 1)
+    one_line_error(out, "keras is not installed", "pip install")
+    (tmp_path / "m.keras").write_bytes(b"")
+    one_line_error(without_frameworks(PREDICT, tmp_path / "m.keras", dataset),
+                   "keras is not installed")
+    one_line_error(without_frameworks(MODEL), "pip install keras")
+    one_line_error(without_frameworks(PROFILE, env={"KERAS_BACKEND": "jax"}),
+                   "is not installed")

@@ -1,26 +1,38 @@
-"""Cats vs dogs on the CPU: the CNN learns generated data, resumes after a stop, reloads, predicts."""
+"""Cats vs dogs on the CPU: the CNN learns generated data, resumes after a stop, reloads, predicts,
+under the TensorFlow and the JAX backends (the H200 runs use JAX)."""
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
 import math
-import sys
+import os
 
 import numpy as np
 import pytest
 
-from conftest import ROOT, load_snippet
+from conftest import ROOT, SNIPPETS, load_snippet, run_snippet
 
 TRAIN = "keras/train.py"
 PREDICT = "keras/predict.py"
 MAKE = "keras/make_dataset.py"
 MODEL = "keras/model.py"
-BENCH = "keras/bench_training.py"
+PROFILE = "keras/profile_step.py"
+RUNNER = "bench/run.py"
+HAS_JAX = importlib.util.find_spec("jax") is not None
+NEEDS_JAX = pytest.mark.skipif(not HAS_JAX, reason="jax is not installed (pip install jax)")
+BACKENDS = ["tensorflow", pytest.param("jax", marks=NEEDS_JAX)]
 pytestmark = pytest.mark.filterwarnings(  # raised inside Keras' TensorFlow backend, not here
     "ignore:__array__ implementation doesn't accept a copy keyword:DeprecationWarning")
 IMAGES, SIZE, BATCH = 100, 32, 16  # per class; 160 train + 40 validation images
+
+
+@pytest.fixture(autouse=True)
+def beside_the_scripts(monkeypatch):
+    """model.py is imported by train.py from its own folder, as when a reader runs the script."""
+    monkeypatch.syspath_prepend(str(SNIPPETS / "keras"))
 
 
 def call(relpath: str, *args) -> tuple[int, str, str]:
@@ -31,19 +43,28 @@ def call(relpath: str, *args) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def backend_run(backend: str, relpath: str, *args) -> tuple[int, str, str]:
+    """A snippet as a reader runs it, under KERAS_BACKEND=backend (one backend per process)."""
+    env = {**os.environ, "KERAS_BACKEND": backend, "JAX_PLATFORMS": "cpu",
+           "TF_CPP_MIN_LOG_LEVEL": "2"}
+    done = run_snippet(relpath, *map(str, args), env=env, timeout=600)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def runs(request, tmp_path_factory):
     """Train 3 epochs (a run stopped after epoch 3), then rerun asking for 6."""
-    root = tmp_path_factory.mktemp("cats-vs-dogs")
+    backend = request.param
+    root = tmp_path_factory.mktemp(f"cats-vs-dogs-{backend}")
     load_snippet(MAKE).write_dataset(root / "data", images=IMAGES, size=SIZE)
     common = [root / "data", "--output-dir", root / "run", "--image-size", SIZE,
               "--batch-size", BATCH]
-    first = call(TRAIN, *common, "--epochs", 3)
+    first = backend_run(backend, TRAIN, *common, "--epochs", 3)
     after_first = json.loads((root / "run" / "history.json").read_text())["epochs"]
-    second = call(TRAIN, *common, "--epochs", 6)
+    second = backend_run(backend, TRAIN, *common, "--epochs", 6)
     history = json.loads((root / "run" / "history.json").read_text())
     return {"root": root, "first": first, "second": second, "after_first": after_first,
-            "history": history}
+            "history": history, "backend": backend}
 
 
 def test_first_run_trains_epochs_1_to_3(runs):
@@ -77,10 +98,15 @@ def test_model_learned_well_above_chance(runs):
     assert "reloads and scores val_accuracy" in runs["second"][1]  # train.py's own check
 
 
+def test_history_names_the_backend(runs):
+    assert runs["history"]["backend"] == runs["backend"]
+
+
 def test_predict_labels_unseen_images(runs):
     fresh = runs["root"] / "fresh"
     load_snippet(MAKE).write_dataset(fresh, images=10, size=SIZE, seed=99)
-    code, out, err = call(PREDICT, runs["root"] / "run" / "best.keras", fresh)
+    code, out, err = backend_run(runs["backend"], PREDICT, runs["root"] / "run" / "best.keras",
+                                 fresh)
     assert code == 0, err
     lines = out.splitlines()
     assert len(lines) == 21 and all(": cat (P(dog) = " in x or ": dog (P(dog) = " in x
@@ -98,7 +124,8 @@ def test_predict_threshold_is_the_articles(runs):
         def predict(self, batch, **kwargs):
             return np.array([[0.5], [0.4999]])[: len(batch)]
 
-    images = sorted((runs["root"] / "data" / "cats").iterdir())[:2]
+    paths = sorted((runs["root"] / "data" / "cats").iterdir())[:2]
+    images = [mod.load_rgb(path)[0] for path in paths]
     assert [label for label, _ in mod.predict(Fixed(), images)] == ["dog", "cat"]
 
 
@@ -129,27 +156,56 @@ def test_article_spelling_now_means_stride_3():
     assert layer.compute_output_shape((None, 64, 64, 3)) == (None, 21, 21, 32)
 
 
-def test_benchmark_writes_a_valid_results_file(tmp_path):
-    sys.path.insert(0, str(ROOT / "snippets"))
-    from bench.results import load_results
+def test_benchmark_runs_on_the_runner(tmp_path):
+    from bench.results import read_results
 
-    code, out, err = call(BENCH, "--images", 128, "--batch-sizes", 16, 32, "--repeats", 2,
-                          "--warmup", 0, "--image-size", SIZE, "--scaling",
-                          "-o", tmp_path / "r.json")
+    code, out, err = call(RUNNER, "keras", "--cases", "cpu-smoke", "--repeats", 2, "--warmup", 0,
+                          "--compile-runs", 0, "--output", tmp_path / "r.json")
     assert code == 0, out + err
-    doc = load_results(tmp_path / "r.json")
-    timed = [m for m in doc["measurements"] if m["phase"] == "end_to_end"]
-    assert [m["params"]["batch_size"] for m in timed] == [16, 32]
-    assert all(m["device"] == "cpu" and m["work"]["images_per_s"] > 0 for m in timed)
-    assert any("scaling not measured" in n for n in doc["notes"])
-    code, out, _ = call(BENCH, "--merge", tmp_path / "r.json", tmp_path / "r.json",
-                        "-o", tmp_path / "all.json")
-    assert code == 0 and len(load_results(tmp_path / "all.json")["measurements"]) == 8
+    doc = read_results(tmp_path / "r.json")
+    rows = [m for m in doc["measurements"] if m["case"] == "cpu-smoke"]
+    assert [(m["variant"], m["device"]) for m in rows] == [("cpu-float32", "cpu")]
+    assert rows[0]["work"]["images"] == 64 and math.isfinite(rows[0]["error"]["value"])
+    assert doc["quick_check"] is True
+
+
+def test_benchmark_check_catches_a_step_without_xla():
+    bench = load_snippet("keras/benchmark.py")
+    ref = bench.reference({"xla_augmentation": True, "augment": True})
+    good = {"loss": 0.6, "jit_compile": True, "device": "{CudaDevice(id=0)}"}
+    if bench.backend() == "jax":
+        assert not bench.check("gpu-float32", {**good, "jit_compile": False}, ref)["ok"]
+        assert not bench.check("cpu-float32", good, ref)["ok"]  # trained on the wrong device
+    assert bench.check("gpu-float32", good, ref)["ok"]
+    assert not bench.check("gpu-float32", {**good, "loss": float("nan")}, ref)["ok"]
+
+
+@NEEDS_JAX
+def test_profile_shows_what_xla_compiles():
+    code, out, err = backend_run("jax", PROFILE, "--batch-sizes", 8, "--steps", 2, "--cases",
+                                 "augmentation", "augmentation-jit")
+    assert code == 0, err
+    assert "augmentation: model.jit_compile = False" in out
+    assert "augmentation-jit: model.jit_compile = True" in out
+    assert "augmentation-jit: the first epoch compiled 1 XLA programs: jit(train_step)" in out
+
+
+@pytest.mark.parametrize("args", [["--batch-sizes", "0"], ["--steps", "x"], ["--cases", "nope"]])
+def test_profile_rejects_bad_arguments(args):
+    code, _, err = backend_run("jax", PROFILE, *args)
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+
+
+def test_profile_needs_the_jax_backend():
+    code, _, err = backend_run("tensorflow", PROFILE)
+    assert code == 2 and "set KERAS_BACKEND=jax" in err
 
 
 @pytest.fixture(scope="module")
 def renderers():
-    sys.path.insert(0, str(ROOT / "hooks"))
+    import sys
+
+    sys.path.insert(0, str(ROOT / "hooks"))  # hooks/ is not on pytest's pythonpath
     import renderers
 
     return renderers
@@ -157,31 +213,30 @@ def renderers():
 
 def test_history_chart_renders_the_committed_example(renderers):
     html = renderers.get("keras_history")(ROOT / "docs", path="data/keras-history-example.json")
-    assert html.startswith('<figure class="data-chart"><img alt="Training and validation')
+    assert html.startswith('<figure class="data-chart">') and 'alt="Training and validation' in html
     assert "data:image/svg+xml;base64," in html
 
 
 def test_throughput_table_ratios(renderers, tmp_path):
-    def row(device, devices, batch, seconds):
-        return {"case": "train_epoch", "variant": f"v{device}{devices}", "device": device,
-                "phase": "end_to_end", "median_s": seconds, "min_s": seconds,
-                "max_s": seconds, "repeats": 10, "work": {"images": 1000},
-                "params": {"batch_size": batch, "devices": devices, "backend": "jax",
-                           "images_per_epoch": 1000},
-                "error": {"metric": "x", "value": 0.0}}
-
-    doc = json.loads((ROOT / "docs/data/keras-training.json").read_text())
-    doc["system"]["gpus"] = [{"name": "Test GPU"}]
-    doc["measurements"] = [row("cpu", 1, 32, 1.0), row("gpu", 1, 32, 0.1),
-                           row("gpu", 2, 32, 0.08)]
+    doc = json.loads((ROOT / "docs/data/keras-h200.json").read_text())
+    for m in doc["measurements"]:  # 20,000 images/s on the GPU, 500 on the CPU
+        rate = 500 if m["device"] == "cpu" else 20_000
+        m["median_s"] = m["min_s"] = m["max_s"] = m["work"]["images"] / rate
     (tmp_path / "r.json").write_text(json.dumps(doc))
     table = renderers.get("keras_throughput")(tmp_path, path="r.json")
-    assert "| 1 × GPU | 32 | 1,000 × 10 | **10,000** |" in table
-    assert "Keras backend jax" in table
-    assert "| 10.0× | 1.00× |" in table and "| 12.5× | 1.25× |" in table
-    assert "No GPU figures yet" not in table
-    committed = renderers.get("keras_throughput")(ROOT / "docs", path="data/keras-training.json")
-    assert "| CPU |" in committed
+    assert "| GPU | on | float32 | **20,000** | 40× |" in table
+    assert "| CPU | off | float32 | **500** | — |" in table
+    assert "Keras backend jax" in table and "No GPU figures yet" not in table
+    committed = renderers.get("keras_throughput")(ROOT / "docs", path="data/keras-h200.json")
+    assert committed.count("| GPU |") == 5 and committed.count("| CPU |") == 2
+
+
+def test_gpu_use_chart_renders_the_committed_samples(renderers):
+    html = renderers.get("keras_gpu_use")(
+        ROOT / "docs", smi="../gpu/logs/h200-2026-12-01/keras-smi.csv",
+        log="../gpu/logs/h200-2026-12-01/keras-runner.log")
+    assert html.startswith('<figure class="data-chart">') and 'alt="nvidia-smi utilisation' in html
+    assert "JAX reserves 75 %" in html
 
 
 def test_damaged_jpeg_found_during_training_is_named(tmp_path):

@@ -8,14 +8,18 @@ shapes, with noise: a pattern that a small CNN learns in a few epochs, unlike re
     python snippets/keras/make_dataset.py kaggle --flat            # kaggle/train/cat.0.jpg, ... as in train.zip
 """
 
+# --8<-- [start:imports]
 import argparse
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 from PIL import Image
+# --8<-- [end:imports]
 
 CLASSES = {"cats": "cat", "dogs": "dog"}  # folder -> the Kaggle file-name prefix
+MAX_IMAGES = 100_000  # per class (Kaggle's set has 12,500): about 1.5 GB of JPEGs at --size 64
 
 
 # --8<-- [start:draw]
@@ -69,18 +73,36 @@ def main(argv: list[str] | None = None) -> int:
                         help="Kaggle's train.zip layout: train/cat.N.jpg and train/dog.N.jpg")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     args = parser.parse_args(argv)
-    if args.images < 1:
-        parser.error(f"--images must be at least 1, got {args.images}")
+    if not 1 <= args.images <= MAX_IMAGES:
+        parser.error(f"--images must be between 1 and {MAX_IMAGES:,}, got {args.images}")
     if not 16 <= args.size <= 1024:
         parser.error(f"--size must be between 16 and 1024, got {args.size}")
-    if not 0 <= args.validation < 1:
+    if not 0 <= args.validation < 1:  # also false for nan
         parser.error(f"--validation must be in [0, 1), got {args.validation}")
+    n_val = round(args.images * args.validation)
+    if args.validation and not 1 <= n_val <= args.images - 1:
+        parser.error(f"--validation {args.validation} of {args.images} images per class leaves "
+                     f"{n_val} for validation and {args.images - n_val} for training: "
+                     "both need at least 1")
     if args.flat and args.validation:
         parser.error("--flat and --validation exclude each other (train.zip has no validation set)")
+    if args.out.exists() and not args.out.is_dir():
+        parser.error(f"{args.out} exists and is not a folder")
     if args.out.exists() and any(args.out.iterdir()):
         parser.error(f"{args.out} exists and is not empty; choose a new folder")
+    parent = next(p for p in [args.out, *args.out.parents] if p.exists())
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        parser.error(f"cannot write in {parent}")
 
-    written = write_dataset(args.out, args.images, args.size, args.validation, args.flat, args.seed)
+    try:
+        written = write_dataset(args.out, args.images, args.size, args.validation, args.flat,
+                                args.seed)
+    except KeyboardInterrupt:
+        print(f"interrupted: {args.out} is incomplete; delete it", file=sys.stderr)
+        return 130
+    except OSError as exc:  # a full disk, say
+        print(f"error: writing {args.out} failed: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     found = sum(1 for p in args.out.rglob("*.jpg") if min(Image.open(p).size) >= args.size)
     if found != written:
         print(f"error: wrote {written} images but found {found} readable ones", file=sys.stderr)

@@ -5,11 +5,18 @@ Imported by train.py, profile_step.py and benchmark.py; run it to print the laye
     python snippets/keras/model.py --image-size 64
 """
 
+# --8<-- [start:imports]
+from __future__ import annotations
+
 import argparse
 import sys
 
-import keras
-from keras import layers
+try:
+    import keras
+    from keras import layers
+except ImportError:  # --help still works; main() says what to install
+    keras = layers = None
+# --8<-- [end:imports]
 
 
 # --8<-- [start:augment]
@@ -73,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not 8 <= args.image_size <= 1024:
         parser.error(f"--image-size must be between 8 and 1024, got {args.image_size}")
+    if keras is None:
+        parser.exit(2, "error: Keras is not installed: pip install keras tensorflow\n")
     model = compile_model(build_model(args.image_size))
     model.summary()
     conv = model.get_layer(index=2)

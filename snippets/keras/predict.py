@@ -3,17 +3,24 @@
     python snippets/keras/predict.py runs/cats-vs-dogs/best.keras photo.jpg photos/
 
 Each folder given stands for the images in it. Images named like Kaggle's training files
-(cat.N.jpg, dog.N.jpg) are also checked against the label in their name.
+(cat.N.jpg, dog.N.jpg) are also checked against the label in their name. Images that are not
+8-bit RGB are converted explicitly, with a note on stderr: transparency is dropped (as training's
+decoder drops it), grey is repeated into R, G and B, 16-bit values are scaled to 8 bits, CMYK and
+palette images are converted to RGB.
 """
 
+# --8<-- [start:imports]
 import argparse
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
+# --8<-- [end:imports]
 
 IMAGE_SUFFIXES = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
+BACKENDS = ("tensorflow", "jax", "torch")
 
 
 class InputError(Exception):
@@ -33,13 +40,41 @@ def image_paths(args: list[Path]) -> list[Path]:
             paths.append(arg)
         else:
             raise InputError(f"image {arg} does not exist")
-    for path in paths:
-        try:
-            with Image.open(path) as image:
-                image.verify()
-        except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
-            raise InputError(f"{path} is not a readable image") from None
     return paths
+
+
+# --8<-- [start:rgb]
+def load_rgb(path: Path) -> tuple[np.ndarray, str]:
+    """(height x width x 3 uint8 pixels, what was converted or ""), decoding every pixel."""
+    try:
+        with Image.open(path) as image:
+            image.load()  # a truncated file fails here, not later inside the framework
+            mode = image.mode
+            if mode in ("I;16", "I;16B", "I;16L", "I"):  # 16-bit grey: keep the top 8 bits
+                image = Image.fromarray((np.asarray(image, np.uint32) >> 8).astype(np.uint8))
+            note = {"RGB": "", "L": "grey repeated into RGB", "LA": "grey + alpha: alpha dropped",
+                    "RGBA": "alpha dropped", "P": "palette converted to RGB",
+                    "PA": "palette + alpha converted to RGB, alpha dropped",
+                    "CMYK": "CMYK converted to RGB"}.get(mode, f"{mode} converted to RGB")
+            if mode.startswith("I"):
+                note = f"16-bit grey ({mode}) scaled to 8 bits"
+            return np.asarray(image.convert("RGB")), note  # "P": RGBA first drops alpha
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"{path} is not a readable image ({why})") from None
+# --8<-- [end:rgb]
+
+
+def check_model(model) -> tuple[int, int]:
+    """(height, width) of the images the model takes; rejects other kinds of models."""
+    shape_in, shape_out = tuple(model.input_shape), tuple(model.output_shape)
+    if len(shape_in) != 4 or shape_in[3] != 3 or None in shape_in[1:3]:
+        raise InputError(f"the model takes inputs of shape {shape_in}, not RGB images "
+                         "(None, height, width, 3): is it a model written by train.py?")
+    if shape_out != (None, 1):
+        raise InputError(f"the model's output has shape {shape_out}, not one probability "
+                         "(None, 1): is it a model written by train.py?")
+    return shape_in[1], shape_in[2]
 
 
 def label_in_name(path: Path) -> str | None:
@@ -48,16 +83,15 @@ def label_in_name(path: Path) -> str | None:
 
 
 # --8<-- [start:predict]
-def predict(model, paths: list[Path], threshold: float = 0.5) -> list[tuple[str, float]]:
-    """(label, P(dog)) per image, with the images resized as image_dataset_from_directory does."""
+def predict(model, images: list[np.ndarray], threshold: float = 0.5) -> list[tuple[str, float]]:
+    """(label, P(dog)) per RGB image, resized as image_dataset_from_directory does."""
     import keras
 
     height, width = model.input_shape[1:3]
     batch = np.stack([
         keras.ops.convert_to_numpy(keras.ops.image.resize(  # bilinear, as in training
-            keras.utils.img_to_array(keras.utils.load_img(path, color_mode="rgb")),
-            (height, width), interpolation="bilinear"))
-        for path in paths])
+            image.astype("float32"), (height, width), interpolation="bilinear"))
+        for image in images])
     p_dog = model.predict(batch, batch_size=256, verbose=0)[:, 0]  # raw 0-255 pixels in
     return [("dog" if p >= threshold else "cat", float(p)) for p in p_dog]
 # --8<-- [end:predict]
@@ -74,24 +108,38 @@ def main(argv: list[str] | None = None) -> int:
     if not 0 < args.threshold < 1:
         parser.error(f"--threshold must be in (0, 1), got {args.threshold}")
     try:
+        backend = os.environ.get("KERAS_BACKEND", "tensorflow")
+        if backend not in BACKENDS:  # Keras would silently fall back to TensorFlow
+            raise InputError(f"KERAS_BACKEND={backend!r} is not one of {', '.join(BACKENDS)}")
         if not args.model.is_file():
             raise InputError(f"model file {args.model} does not exist")
         if args.model.suffix != ".keras":
             raise InputError(f"{args.model} is not a .keras file (train.py writes best.keras)")
         paths = image_paths(args.images)
+        images = []
+        for path in paths:
+            pixels, note = load_rgb(path)
+            if note:
+                print(f"note: {path}: {note}", file=sys.stderr)
+            images.append(pixels)
+        try:
+            import keras  # imported after the checks: starting the backend takes seconds
+        except ImportError as exc:
+            raise InputError(f"{exc.name} is not installed: pip install keras tensorflow") from None
+        try:
+            model = keras.models.load_model(args.model)
+        except Exception as exc:  # a damaged or foreign file: say so in one line
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            raise InputError(f"cannot load {args.model}: {first}") from None
+        check_model(model)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-
-    import keras  # imported after the checks: starting the backend takes seconds
-
-    try:
-        model = keras.models.load_model(args.model)
-    except Exception as exc:  # a damaged or foreign file: say so in one line
-        print(f"error: cannot load {args.model}: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     agree = named = 0
-    for path, (label, p_dog) in zip(paths, predict(model, paths, args.threshold)):
+    for path, (label, p_dog) in zip(paths, predict(model, images, args.threshold)):
         print(f"{path}: {label} (P(dog) = {p_dog:.3f})")
         if label_in_name(path):
             named += 1

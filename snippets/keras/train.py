@@ -8,18 +8,20 @@ optimizer state) and OUTPUT/history.json; running the same command again resumes
 finished epoch. The model with the best validation accuracy is OUTPUT/best.keras.
 """
 
+# --8<-- [start:imports]
 import argparse
 import contextlib
 import json
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
+# --8<-- [end:imports]
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # model.py sits beside this file
-
+BACKENDS = ("tensorflow", "jax", "torch")  # KERAS_BACKEND values this script supports
 CLASS_NAMES = ["cats", "dogs"]  # label 0 and label 1: the model outputs P(dog)
 IMAGE_SUFFIXES = (".bmp", ".gif", ".jpeg", ".jpg", ".png")  # what image_dataset_from_directory reads
 READABLE_FORMATS = {"BMP", "GIF", "JPEG", "PNG"}  # what TensorFlow's image decoder reads
@@ -58,7 +60,7 @@ def find_folders(data_dir: Path) -> dict[str, Path]:
 
 def check_images(roots: dict[str, Path]) -> int:
     """Count the images; reject the data set, naming the files, if any cannot be decoded."""
-    total, bad = 0, []
+    total, bad, modes = 0, [], {}
     for root in roots.values():
         for name in CLASS_NAMES:
             files = sorted(p for p in (root / name).rglob("*")
@@ -69,6 +71,8 @@ def check_images(roots: dict[str, Path]) -> int:
                 try:
                     with Image.open(path) as image:
                         kind = image.format
+                        if image.mode != "RGB":
+                            modes[image.mode] = modes.get(image.mode, 0) + 1
                         image.verify()  # reads the whole file's structure, not the pixels
                     if kind not in READABLE_FORMATS:
                         bad.append(f"{path} ({kind}, which TensorFlow cannot decode)")
@@ -79,6 +83,11 @@ def check_images(roots: dict[str, Path]) -> int:
         more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
         raise InputError(f"{len(bad)} file(s) are not readable images: {bad[0]}{more}; "
                          "delete or replace them")
+    if modes:  # TensorFlow's decoder (channels=3) converts them: say so rather than silently
+        found = ", ".join(f"{n} {mode}" for mode, n in sorted(modes.items()))
+        print(f"note: images that are not 8-bit RGB ({found}) are converted as they are read: "
+              "alpha dropped, grey repeated into RGB, 16-bit scaled to 8, CMYK and palettes to "
+              "RGB", file=sys.stderr)
     if "validation" not in roots and total * VALIDATION_SPLIT < 1:
         raise InputError(f"only {total} images: too few to hold {VALIDATION_SPLIT:.0%} out")
     return total
@@ -121,6 +130,58 @@ def write_json(path: Path, doc: dict) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(doc, indent=1) + "\n")
     os.replace(tmp, path)  # a crash never leaves half a file behind
+
+
+# --8<-- [start:save]
+def save_model(model, path: Path) -> None:
+    """model.save to a temporary file, then rename: a stop during the save keeps the old file."""
+    tmp = path.with_name(f".{path.stem}.tmp.keras")  # Keras wants the .keras suffix
+    try:
+        model.save(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+# --8<-- [end:save]
+
+
+def load_saved(keras, path: Path):
+    """keras.models.load_model, with a damaged or foreign file reported as one InputError."""
+    try:
+        with warnings.catch_warnings():  # allow_xla below answers Keras's jit_compile warning
+            warnings.simplefilter("ignore", UserWarning)
+            return keras.models.load_model(path)
+    except Exception as exc:  # zip, h5 and config errors all land here
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise InputError(f"cannot load {path} ({first}); delete it (and history.json, to start "
+                         "afresh)") from None
+
+
+def check_output_dir(out: Path) -> None:
+    """Before any work: the output folder is a folder we can create and write to."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--output-dir {out} exists and is not a folder")
+    parent = next(p for p in [out, *out.parents] if p.exists())
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"--output-dir {out}: cannot write in {parent}")
+
+
+def check_backend() -> str:
+    """The Keras backend asked for; Keras itself silently falls back to TensorFlow."""
+    name = os.environ.get("KERAS_BACKEND", "tensorflow")
+    if name not in BACKENDS:
+        raise InputError(f"KERAS_BACKEND={name!r} is not one of {', '.join(BACKENDS)}")
+    return name
+
+
+def import_frameworks():
+    """(keras, tensorflow), or an InputError naming what to install."""
+    try:
+        import keras
+        import tensorflow as tf  # tf.data, which image_dataset_from_directory needs on every backend
+    except ImportError as exc:
+        raise InputError(f"{exc.name} is not installed: pip install keras tensorflow "
+                         "(on a GPU: tensorflow[and-cuda]; for KERAS_BACKEND=jax also jax)") from None
+    return keras, tf
 
 
 # --8<-- [start:devices]
@@ -168,12 +229,13 @@ def load_data(keras, tf, roots: dict[str, Path], image_size: int, batch_size: in
 
 def train(args, roots: dict[str, Path], history: list[dict]) -> int:
     # Imported only now, after the checks: starting TensorFlow takes several seconds.
-    import keras
-    import tensorflow as tf  # tf.data, which image_dataset_from_directory needs on every backend
+    keras, tf = import_frameworks()
 
-    from model import build_model, compile_model
+    from model import allow_xla, build_model, compile_model  # model.py, beside this file
 
     keras.utils.set_random_seed(args.seed)
+    if args.mixed_precision:  # bfloat16 arithmetic, float32 weights (GPUs since Ampere, TPUs)
+        keras.mixed_precision.set_global_policy("mixed_bfloat16")
     out, done = args.output_dir, len(history)
     last, best, history_file = out / "last.keras", out / "best.keras", out / "history.json"
     scope, gpus = use_every_gpu(keras, tf)
@@ -185,30 +247,30 @@ def train(args, roots: dict[str, Path], history: list[dict]) -> int:
     # --8<-- [start:resume]
     with scope:
         if done:  # resume: weights, optimizer state and its step count come back from last.keras
-            model = keras.models.load_model(last)
+            model = allow_xla(load_saved(keras, last))
             print(f"resuming after epoch {done} from {last}")
         else:
             model = compile_model(build_model(args.image_size), args.learning_rate)
-    best_so_far = max((e["val_accuracy"] for e in history), default=None)
+    best_so_far = max((e["val_accuracy"] for e in history), default=float("-inf"))
     started = {}
 
     def save_epoch(epoch: int, logs: dict) -> None:
+        nonlocal best_so_far
         history.append({"epoch": epoch + 1, **{k: float(v) for k, v in logs.items()},
                         "seconds": round(time.perf_counter() - started["t"], 3)})
-        model.save(out / "last.tmp.keras")
-        os.replace(out / "last.tmp.keras", last)
+        if history[-1]["val_accuracy"] > best_so_far:  # the best model so far: keep it
+            save_model(model, best)
+            best_so_far = history[-1]["val_accuracy"]
+            print(f"epoch {epoch + 1}: val_accuracy {best_so_far:.4f}, the best so far: {best}")
+        save_model(model, last)
         write_json(history_file, {"image_size": args.image_size, "batch_size": args.batch_size,
                                   "learning_rate": args.learning_rate, "gpus": gpus,
+                                  "mixed_precision": args.mixed_precision,
                                   "backend": keras.backend.backend(), "epochs": history})
 
-    callbacks = [
-        keras.callbacks.ModelCheckpoint(best, monitor="val_accuracy", mode="max",
-                                        save_best_only=True, verbose=1,
-                                        initial_value_threshold=best_so_far),
-        keras.callbacks.LambdaCallback(
-            on_epoch_begin=lambda epoch, logs: started.update(t=time.perf_counter()),
-            on_epoch_end=save_epoch),
-    ]
+    callbacks = [keras.callbacks.LambdaCallback(
+        on_epoch_begin=lambda epoch, logs: started.update(t=time.perf_counter()),
+        on_epoch_end=save_epoch)]
     try:
         model.fit(train_ds, validation_data=val_ds, epochs=args.epochs, initial_epoch=done,
                   callbacks=callbacks, shuffle=False,  # the pipeline shuffles (load_data)
@@ -226,7 +288,7 @@ def train(args, roots: dict[str, Path], history: list[dict]) -> int:
     top = max(history, key=lambda e: e["val_accuracy"])
     print(f"best val_accuracy {top['val_accuracy']:.3f} at epoch {top['epoch']}: {best}")
     # Self-check: the saved file, reloaded, must score what was recorded when it was saved.
-    reloaded = keras.models.load_model(best)
+    reloaded = allow_xla(load_saved(keras, best))
     score = reloaded.evaluate(val_ds, verbose=0, return_dict=True)["accuracy"]
     if abs(score - top["val_accuracy"]) > 1e-6:
         print(f"error: {best} reloaded scores {score:.4f}, not {top['val_accuracy']:.4f}",
@@ -239,7 +301,8 @@ def train(args, roots: dict[str, Path], history: list[dict]) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
-        epilog="Backend: set KERAS_BACKEND=tensorflow (default), jax or torch.")
+        epilog="Backend: set KERAS_BACKEND=tensorflow (default), jax or torch. Needs model.py "
+               "beside this file, keras and tensorflow (pip install keras tensorflow).")
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     parser.add_argument("data_dir", type=Path, help="folder with cats/ and dogs/ (see above)")
     parser.add_argument("--output-dir", type=Path, default=Path("runs/cats-vs-dogs"),
@@ -251,28 +314,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--learning-rate", type=float, default=1e-3,
                         help="Adam's learning rate (default 0.001)")
     parser.add_argument("--seed", type=int, default=SEED, help=f"random seed (default {SEED})")
+    parser.add_argument("--mixed-precision", action="store_true",
+                        help="compute in bfloat16 (Keras mixed_bfloat16), weights stay float32")
     args = parser.parse_args(argv)
     if not 8 <= args.image_size <= 1024:
         parser.error(f"--image-size must be between 8 and 1024, got {args.image_size}")
-    if args.batch_size < 1 or args.epochs < 1:
-        parser.error("--batch-size and --epochs must be at least 1")
-    if not 0 < args.learning_rate < 1:
+    if not (1 <= args.batch_size <= 65536 and 1 <= args.epochs <= 100_000):
+        parser.error("--batch-size must be in [1, 65536] and --epochs in [1, 100000]")
+    if not 0 < args.learning_rate < 1:  # also false for nan
         parser.error(f"--learning-rate must be in (0, 1), got {args.learning_rate}")
 
     try:
+        check_backend()
+        check_output_dir(args.output_dir)
         roots = find_folders(args.data_dir)
         n_images = check_images(roots)
         history = read_history(args.output_dir, args.image_size)
+        if len(history) >= args.epochs:
+            print(f"{args.output_dir} already holds {len(history)} trained epochs "
+                  f"(asked for {args.epochs}): nothing to do")
+            return 0
+        print(f"{n_images} images checked in {args.data_dir}")
+        args.output_dir.mkdir(parents=True, exist_ok=True)
+        return train(args, roots, history)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if len(history) >= args.epochs:
-        print(f"{args.output_dir} already holds {len(history)} trained epochs "
-              f"(asked for {args.epochs}): nothing to do")
-        return 0
-    print(f"{n_images} images checked in {args.data_dir}")
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    return train(args, roots, history)
+    except KeyboardInterrupt:
+        print("interrupted: run the same command to resume", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
