@@ -353,3 +353,39 @@ def test_ctrl_c_gives_one_line_and_exit_130():
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert err.strip() == "interrupted"
+
+
+# ---------------------------------------------------------------- the page's renderers
+
+@pytest.fixture(scope="module")
+def renderers():
+    sys.path.insert(0, str(ROOT / "hooks"))
+    import renderers as package
+
+    return package
+
+
+def test_progression_renders_every_step_for_both_toolkits(renderers):
+    out = renderers.get("saxpy_progression")(ROOT / "docs", path="data/saxpy-h200.json")
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "GB/s" in line]
+    assert len(rows) == 4 and all(line.count("GB/s") == 2 for line in rows)
+
+
+def test_table_shows_the_spread_of_three_rounds(renderers):
+    out = renderers.get("saxpy_table")(ROOT / "docs", path="data/saxpy-h200.json")
+    row = next(line for line in out.splitlines() if line.startswith("| CUDA C, `float4`"))
+    assert " – " in row  # lowest – highest over the rounds
+    assert "vCPUs of the virtual machine" in out
+
+
+def test_ncu_report_is_parsed_from_the_committed_log(renderers):
+    from renderers import saxpy as page
+
+    kernels = page.parse_ncu((ROOT / "gpu/logs/h200-2026-12-01/saxpy-ncu.txt").read_text())
+    first = {k["kernel"]: k for k in reversed(kernels)}
+    assert first["saxpy"]["block"] == 128 and first["saxpy_float4"]["block"] == 256
+    assert float(first["saxpy"]["Achieved Occupancy"]) < float(
+        first["saxpy_one"]["Achieved Occupancy"])
+    out = renderers.get("saxpy_ncu")(ROOT / "docs",
+                                     log="../gpu/logs/h200-2026-12-01/saxpy-ncu.txt")
+    assert "gpu/logs/h200-2026-12-01/saxpy-ncu.txt" in out and "`saxpy_float4`" in out
