@@ -6,8 +6,10 @@ found, not listed: same-folder imports of a .py (`import model`, `from model imp
 `#include "x.h"` of a .c/.cu; the page that shows the file must name each companion. The
 commands are a page's ```bash blocks that invoke a shown file, run whole and in page order in
 one folder (a later block may use an earlier one's output), with the `snippets/<topic>/`
-prefixes dropped; blocks the page marks to skip (no GPU, no nvcc, ...) are skipped, with the
-page's reason when every block of the page is. A shown .py that no runnable block invokes gets `--help`
+prefixes dropped, and with any `docs/data/` file a command names passed along (a data file the
+site serves, given on the command line, not found by the snippet itself); blocks the page marks
+to skip (no GPU, no nvcc, ...) are skipped, with the page's reason when every block of the page
+is. A shown .py that no runnable block invokes gets `--help`
 (exit 0); a .c/.cu gets compiled (with the page's compiler line when it has one). The benchmark
 harness (`snippets/bench/`, each topic's `benchmark.py`) is not a teaching file and is left out.
 """
@@ -30,6 +32,7 @@ DOCS = ROOT / "docs"
 INCLUDE = re.compile(r'--8<--\s+"(?P<path>snippets/[^":]+)(?::[^"]*)?"')
 FENCE_OPEN = re.compile(r"^(?P<indent>\s*)(?P<ticks>`{3,}|~{3,})(?P<info>.*)$")
 MARKER = re.compile(r"^\s*<!--\s*(?P<body>pytest[.\w-].*?)\s*-->\s*$")
+DATA_FILE = re.compile(r"(?<![\w/.])docs/data/[\w.-]+")
 LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"(?P<name>[^"]+)"', re.M)
 COMPILERS = {".c": ("gcc", "cc"), ".cu": ("nvcc",)}
 TIMEOUT = 600
@@ -190,6 +193,11 @@ def test_page_commands_run_in_an_empty_folder(tmp_path, page, found):
     if not runnable:
         pytest.skip("; ".join(sorted({why for *_, why in found})))
     copy_into(tmp_path, sorted({f for _, _, named in runnable for f in named}))
+    for _, body, _ in runnable:  # data files the command itself names (the site serves them)
+        for rel in DATA_FILE.findall(body):
+            if (ROOT / rel).is_file():
+                (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / rel, tmp_path / rel)
     for index, body, named in runnable:
         command = local_command(body, named)
         record_executed(*named)
