@@ -142,6 +142,10 @@ def document(benchmark: str, system: dict, measurements: list[dict],
     """A validated results document (see the module docstring)."""
     from bench.system import code_version
 
+    core = {"schema", "benchmark", "code", "system", "quick_check", "partial", "notes",
+            "measurements"}
+    if core & more.keys():
+        raise ValueError(f"extra fields may not replace {sorted(core & more.keys())}")
     doc = {"schema": SCHEMA, "benchmark": benchmark, "code": code or code_version(),
            "system": system, "quick_check": quick_check, "partial": partial,
            "notes": notes or [], "measurements": measurements, **more}
