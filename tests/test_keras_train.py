@@ -9,6 +9,8 @@ import io
 import json
 import math
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -169,15 +171,41 @@ def test_benchmark_runs_on_the_runner(tmp_path):
     assert doc["quick_check"] is True
 
 
-def test_benchmark_check_catches_a_step_without_xla():
+def test_benchmark_check_catches_a_step_without_xla(monkeypatch):
     bench = load_snippet("keras/benchmark.py")
+    monkeypatch.setenv("KERAS_BACKEND", "jax")  # check() is plain Python: no JAX needed
     ref = bench.reference({"xla_augmentation": True, "augment": True})
-    good = {"loss": 0.6, "jit_compile": True, "device": "{CudaDevice(id=0)}"}
-    if bench.backend() == "jax":
-        assert not bench.check("gpu-float32", {**good, "jit_compile": False}, ref)["ok"]
-        assert not bench.check("cpu-float32", good, ref)["ok"]  # trained on the wrong device
+    good = {"loss": 0.6, "jit_compile": True, "device": "{CudaDevice(id=0)}", "devices": 1}
+    assert not bench.check("gpu-float32", {**good, "jit_compile": False}, ref)["ok"]
+    assert not bench.check("cpu-float32", good, ref)["ok"]  # trained on the wrong device
+    assert not bench.check("gpu2-float32", good, ref)["ok"]  # one device, not two
+    two = {**good, "device": "{CudaDevice(id=0), CudaDevice(id=1)}", "devices": 2}
+    assert bench.check("gpu2-float32", two, ref)["ok"]
     assert bench.check("gpu-float32", good, ref)["ok"]
     assert not bench.check("gpu-float32", {**good, "loss": float("nan")}, ref)["ok"]
+
+
+DATA_PARALLEL = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("kb", sys.argv[1])
+kb = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(kb)
+params = kb.CASES["cpu-smoke"].params
+result = kb.setup("cpu2-float32", params).run()
+print(result["devices"], kb.check("cpu2-float32", result, kb.reference(params))["ok"])
+"""
+
+
+@NEEDS_JAX
+def test_benchmark_data_parallel_path_on_two_fake_cpus():
+    # The path the two-GPU case takes (keras.distribution.DataParallel), on two CPU "devices".
+    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu",
+           "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+           "PYTHONPATH": os.pathsep.join([str(SNIPPETS), str(SNIPPETS / "keras")])}
+    done = subprocess.run([sys.executable, "-c", DATA_PARALLEL, str(SNIPPETS / "keras/benchmark.py")],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["2", "True"]
 
 
 @NEEDS_JAX

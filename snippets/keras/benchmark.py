@@ -24,7 +24,9 @@ BATCH = 256
 GPU_IMAGES = 20_480  # 80 steps of 256: about the 25,000 images of Kaggle's training set
 CPU_IMAGES = 1_024  # 4 steps: the CPU is ~300 times slower; the rate per image is what compares
 
-VARIANTS = {"gpu-float32": "gpu", "gpu-bfloat16": "gpu", "cpu-float32": "cpu"}
+# gpu2: data parallel over two GPUs (keras.distribution.DataParallel, as train.py does), the global
+# batch split between them; run on request (--cases gpu-augmented-1024) on a two-GPU machine.
+VARIANTS = {"gpu-float32": "gpu", "gpu-bfloat16": "gpu", "cpu-float32": "cpu", "gpu2-float32": "gpu"}
 
 
 def _case(augment: bool, images: int, variants: tuple, xla: bool = True, note: str = "",
@@ -45,6 +47,9 @@ CASES = {
         True, 5_120, ("gpu-float32",), xla=False,
         note="Keras's own choice (no XLA for the augmented model, "
              "every step run op by op); 5,120 images per epoch, as it is ~70 times slower"),
+    "gpu-augmented-1024": _case(True, 4 * GPU_IMAGES, ("gpu-float32", "gpu2-float32"), batch=1024,
+                                default=False,
+                                note="one GPU against two at the same global batch of 1,024"),
     "cpu-smoke": _case(True, 64, ("cpu-float32",), batch=32, size=32, default=False,
                        note="a quick check of the code path (tests), not a result"),
 }
@@ -66,9 +71,18 @@ def make_images(n: int, size: int, seed: int = 0) -> tuple[np.ndarray, np.ndarra
 
 
 def device_scope(device: str):
-    """Where the model lives and trains: the first GPU (the default) or the host CPU."""
+    """Where the model lives and trains: the first GPU (the default), the host CPU, or data
+    parallel over two devices ("gpu2"; "cpu2" with fake CPU devices, for tests)."""
     if device == "gpu":
         return contextlib.nullcontext()
+    if device in ("gpu2", "cpu2"):
+        import keras
+
+        devices = keras.distribution.list_devices(device[:3])[:2]
+        if len(devices) < 2 or backend() != "jax":
+            raise RuntimeError(f"{device} needs two {device[:3].upper()}s and the JAX backend; "
+                               f"{len(devices)} visible, backend {backend()}")
+        return keras.distribution.DataParallel(devices=devices).scope()
     if backend() == "jax":
         import jax
 
@@ -85,8 +99,7 @@ def setup(variant: str, p: dict) -> Prepared:
 
     device, precision = variant.split("-")
     images, labels = make_images(p["images_per_epoch"], p["image_size"])
-    scope = device_scope(device)
-    with scope:
+    with device_scope(device):  # a new scope each time: some can be entered only once
         keras.mixed_precision.set_global_policy("mixed_bfloat16" if precision == "bfloat16"
                                                 else "float32")
         keras.utils.set_random_seed(0)
@@ -98,12 +111,13 @@ def setup(variant: str, p: dict) -> Prepared:
                       metrics=["accuracy"])
 
     def epoch() -> dict:
-        with scope:
+        with device_scope(device):
             history = model.fit(images, labels, batch_size=p["batch_size"], epochs=1,
                                 verbose=0)
         # The numbers are on the host: every step of the epoch has finished.
+        devices = model.weights[0].value.devices() if backend() == "jax" else set()
         return {"loss": float(history.history["loss"][-1]), "jit_compile": model.jit_compile,
-                "device": str(model.weights[0].value.devices() if backend() == "jax" else "")}
+                "device": str(devices), "devices": len(devices) or 1}
 
     return Prepared(run=epoch)
 
@@ -117,7 +131,9 @@ def check(variant: str, result: dict, ref: dict) -> dict:
     the device the variant names, and XLA compiled the step exactly when the case says so."""
     loss = result["loss"]
     on_cpu = "cpu" in result["device"].lower()
-    right_place = variant.startswith("cpu") == on_cpu or backend() != "jax"
+    wanted = 2 if variant.split("-")[0].endswith("2") else 1
+    right_place = (variant.startswith("cpu") == on_cpu and result["devices"] == wanted
+                   or backend() != "jax")
     xla_as_meant = result["jit_compile"] == ref["jit_compile"] or backend() != "jax"
     return {"metric": "training loss of the first epoch (binary cross-entropy)",
             "value": round(loss, 4) if math.isfinite(loss) else str(loss),
@@ -126,7 +142,8 @@ def check(variant: str, result: dict, ref: dict) -> dict:
 
 def counts(variant: str, p: dict, ref: dict) -> dict:
     return {"work": {"images": p["images_per_epoch"]},
-            "extra": {"backend": backend(), "precision": variant.split("-")[1]}}
+            "extra": {"backend": backend(), "precision": variant.split("-")[1],
+                      "devices": 2 if variant.split("-")[0].endswith("2") else 1}}
 
 
 BENCHMARK = register(Benchmark(
