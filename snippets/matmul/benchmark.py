@@ -77,12 +77,13 @@ def setup(variant: str, p: dict) -> Prepared:
 def triton_setup(a: np.ndarray, b: np.ndarray) -> Prepared:
     import matmul_triton as mt
 
-    if mt.INTERPRET:  # the CPU: NumPy arrays, FP32
-        c = np.empty((a.shape[0], b.shape[1]), dtype=np.float32)
-        return Prepared(run=lambda: (mt.matmul_into(a, b, c), c.copy())[1],
-                        kernel=lambda: mt.matmul_into(a, b, c), fetch=c.copy)
     import torch
 
+    if mt.INTERPRET:  # the CPU, in Triton's interpreter: FP32 CPU tensors
+        x, y = torch.from_numpy(a), torch.from_numpy(b)
+        c = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32)
+        return Prepared(run=lambda: (mt.matmul_into(x, y, c), c.numpy().copy())[1],
+                        kernel=lambda: mt.matmul_into(x, y, c), fetch=lambda: c.numpy().copy())
     d_a = torch.from_numpy(a).cuda().to(torch.bfloat16)
     d_b = torch.from_numpy(b).cuda().to(torch.bfloat16)
     d_c = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device="cuda")
