@@ -19,7 +19,6 @@ except ModuleNotFoundError:  # --help still works; main() says what to install
     cl = None
 # --8<-- [end:imports]
 
-LOCAL_SIZE = 256  # work-items per work-group: OpenCL's name for threads per block
 MAX_N = 2**31 - 1
 
 SOURCE = r"""
@@ -35,6 +34,7 @@ __kernel void vector_add(__global const float *a, __global const float *b,
 // --8<-- [end:kernel]
 """
 
+# --8<-- [start:pick]
 REGISTER = "see the OpenCL section of the platforms page"
 
 
@@ -42,7 +42,6 @@ class OpenCLProblem(RuntimeError):
     """No usable OpenCL device, or the driver cannot compile: the message names cause and fix."""
 
 
-# --8<-- [start:pick]
 def pick_device(kind: str = "any"):
     """The first OpenCL device of this kind: "gpu", "cpu", or "any" (GPUs first)."""
     try:
@@ -71,7 +70,6 @@ def build(ctx, source: str):
             return cl.Program(ctx, source).build()
     except cl.RuntimeError as exc:  # BUILD_PROGRAM_FAILURE, with the driver's log
         raise OpenCLProblem(explain_build_failure(ctx.devices[0], str(exc))) from None
-# --8<-- [end:pick]
 
 
 def explain_build_failure(device, log: str) -> str:
@@ -84,6 +82,7 @@ def explain_build_failure(device, log: str) -> str:
                 f"(pip install intel-opencl-rt intel-cmplr-lib-rt), {REGISTER}")
     return (f"the OpenCL driver could not compile the kernel for {device.name.strip()} ({first}); "
             "fix: try another device with --device, or update the driver")
+# --8<-- [end:pick]
 
 
 def check_fits(device, n: int, arrays: int = 3) -> None:
@@ -100,6 +99,9 @@ def check_fits(device, n: int, arrays: int = 3) -> None:
 
 
 # --8<-- [start:host]
+LOCAL_SIZE = 256  # work-items per work-group: OpenCL's name for threads per block
+
+
 def add_on_device(queue, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     ctx = queue.context
     program = build(ctx, SOURCE)  # compiled at run time by the driver
