@@ -21,6 +21,7 @@ except ModuleNotFoundError:  # --help still works; main() says what to install
 FIX_ANY = ("install a driver: for a CPU, PoCL (pip install \"pyopencl[pocl]\") or Intel's CPU "
            "runtime (see the OpenCL section of the platforms page)")
 FIX_GPU = "install the GPU driver's OpenCL part (NVIDIA: its OpenCL ICD, libnvidia-opencl)"
+# --8<-- [start:probe]
 PROBE = "__kernel void probe(__global float *x) { x[get_global_id(0)] += 1.0f; }"
 
 
@@ -36,7 +37,6 @@ def describe(device) -> str:
             f"{device.global_mem_size // 2**20} MiB")
 
 
-# --8<-- [start:probe]
 def compile_problem(device) -> str | None:
     """None if the device's driver compiles a small kernel, else the driver's first error line."""
     ctx = cl.Context([device])
