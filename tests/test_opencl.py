@@ -351,8 +351,8 @@ def test_benchmark_writes_a_valid_results_file(queue, tmp_path):
     for m in doc["measurements"]:
         assert m["error"]["value"] == 0 and m["bytes"] == 12 * 5000
         assert m["repeats"] >= 10 and m["params"]["n"] == 5000 and m["params"]["device_name"]
-    kernel = [m for m in doc["measurements"] if m["phase"] == "kernel"]
-    assert all(m["extra"]["clock"] == "opencl-event" for m in kernel)
+    clocks = {m["phase"]: m["clock"] for m in doc["measurements"]}
+    assert clocks == {"kernel": "opencl-event (external)", "end_to_end": "host (external)"}
 
 
 def test_benchmark_reports_a_wrong_kernel_as_failed(queue, tmp_path, monkeypatch):

@@ -110,11 +110,10 @@ def measure(kind: str, p: dict) -> str:
         "extra": {"build_s": round(build_s, 4)},
     }
     variant = next(v for v, k in KINDS.items() if k == kind)
-    lines = [{"variant": variant, "phase": "kernel", "samples_s": kernel_s,
-              "calls_per_sample": calls, **common,
-              "extra": {**common["extra"], "clock": "opencl-event"}},
-             {"variant": variant, "phase": "end_to_end", "samples_s": end_s,
-              "calls_per_sample": 1, **common, "extra": {**common["extra"], "clock": "host"}}]
+    lines = [{"variant": variant, "phase": "kernel", "clock": "opencl-event",
+              "samples_s": kernel_s, "calls_per_sample": calls, **common},
+             {"variant": variant, "phase": "end_to_end", "clock": "host",
+              "samples_s": end_s, "calls_per_sample": 1, **common}]
     return "\n".join("BENCH " + json.dumps(line) for line in lines)
 
 
