@@ -1,10 +1,12 @@
-// FP32 matrix product C = A @ B (row-major, any M, N, K), seven kernels from naive to warp-tiled,
-// each checked against a float64 reference on the GPU and then timed, with cuBLAS as the yardstick.
+// Matrix product C = A @ B (row-major, any M, N, K): seven FP32 kernels from naive to warp-tiled
+// and one BF16 tensor-core kernel (mma.sync), each checked against a float64 reference on the GPU
+// and then timed, with cuBLAS (FP32, TF32, BF16) as the yardstick.
 //
 // Build: nvcc -O3 -arch=sm_90 -o build/sgemm snippets/matmul/sgemm.cu              (kernels only)
 //        nvcc -O3 -arch=sm_90 -DWITH_CUBLAS -o build/sgemm snippets/matmul/sgemm.cu -lcublas
-// Run:   ./build/sgemm [--kernel NAME] [--repeats N] [--csv FILE] SIZE [SIZE ...]
+// Run:   ./build/sgemm [--kernel NAME,...] [--repeats N] [--budget S] [--bench] SIZE [SIZE ...]
 //        SIZE is N (square) or MxNxK, for example 4096 or 3001x4099x2053.
+// --8<-- [start:imports]
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #ifdef WITH_CUBLAS
@@ -20,6 +22,7 @@
 #include <functional>
 #include <string>
 #include <vector>
+// --8<-- [end:imports]
 
 // --8<-- [start:check]
 #define CUDA_CHECK(call)                                                                    \

@@ -9,6 +9,7 @@ Without a GPU, set NUMBA_ENABLE_CUDASIM=1: the simulator runs the same kernels o
 with smaller tiles (it runs one Python thread per GPU thread).
 """
 
+# --8<-- [start:imports]
 from __future__ import annotations
 
 import argparse
@@ -21,6 +22,7 @@ from llvmlite import ir
 from numba import config, cuda, float32, int32, types
 from numba.cuda import cgutils
 from numba.cuda.extending import intrinsic
+# --8<-- [end:imports]
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 
@@ -476,4 +478,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
