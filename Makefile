@@ -46,25 +46,26 @@ OPENCL_VENDORS := $(CURDIR)/.venv/opencl-vendors
 opencl-vendors: .venv/.done
 	.venv/bin/python snippets/opencl/register_intel_cpu.py --optional --dir $(OPENCL_VENDORS) > /dev/null
 
-# System packages some page blocks use: pciutils (`lspci`, check-your-gpu page). Installed with
-# apt only when make runs as root on a machine with apt-get; elsewhere those blocks skip with a
-# reason. (The browser tests install Debian's chromium the same way, from tests/site/.)
-APT_PACKAGES := pciutils
+# System packages the suite uses: pciutils (`lspci`, check-your-gpu page) and qemu-user
+# (`qemu-x86_64`: tests/test_opencl.py runs the OpenCL kernels on an emulated CPU whose model no
+# LLVM knows). Installed with apt only when make runs as root on a machine with apt-get;
+# elsewhere those tests skip with a reason. (The browser tests install Debian's chromium the same
+# way, from tests/site/.)
+APT_NEEDS := lspci:pciutils qemu-x86_64:qemu-user
 system-packages:
-	@if ! command -v lspci > /dev/null && [ "$$(id -u)" = 0 ] && command -v apt-get > /dev/null; then \
-	  echo "apt-get install $(APT_PACKAGES)"; \
+	@missing=""; for pair in $(APT_NEEDS); do \
+	  command -v $${pair%%:*} > /dev/null || missing="$$missing $${pair#*:}"; done; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get > /dev/null; then \
+	  echo "apt-get install$$missing"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  { apt-get update -q > /dev/null && \
-	    apt-get install -y -q --no-install-recommends $(APT_PACKAGES) > /dev/null; } || \
-	  echo "warning: apt-get could not install $(APT_PACKAGES); the lspci blocks will skip"; \
+	    apt-get install -y -q --no-install-recommends $$missing > /dev/null; } || \
+	  echo "warning: apt-get could not install$$missing; the tests that need them will skip"; \
 	fi
 
-# Not part of `make test`: the OpenCL kernels on an emulated CPU whose model no LLVM knows
-# (qemu-x86_64 from Debian's qemu-user, installed with apt when run as root).
-test-unknown-cpu: .venv/.done opencl-vendors
-	@command -v qemu-x86_64 > /dev/null || { [ "$$(id -u)" = 0 ] && \
-	  DEBIAN_FRONTEND=noninteractive apt-get update -q > /dev/null && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends qemu-user > /dev/null; } || \
+# Only the OpenCL kernels on an emulated CPU whose model no LLVM knows (also part of `make test`).
+test-unknown-cpu: .venv/.done system-packages opencl-vendors
+	@command -v qemu-x86_64 > /dev/null || \
 	  { echo "error: needs qemu-x86_64: run as root, or install Debian's qemu-user" >&2; exit 1; }
 	OCL_ICD_VENDORS=$(OPENCL_VENDORS) .venv/bin/python -m pytest -p no:cacheprovider -rs \
 	  tests/test_opencl.py -k unknown_cpu_model

@@ -372,8 +372,8 @@ UNKNOWN_CPU = "EPYC-Milan,family=31,model=1"  # AMD, a family no LLVM release na
 
 
 @pytest.mark.skipif(shutil.which("qemu-x86_64") is None or not MUST_RUN,
-                    reason="needs qemu-x86_64 (Debian's qemu-user; `make test-unknown-cpu` "
-                           "installs it and runs this)")
+                    reason="needs qemu-x86_64 (Debian's qemu-user, which `make test` installs "
+                           "when run as root)")
 def test_unknown_cpu_model_runs_the_kernels(queue):
     """Under qemu-x86_64 the CPUID instruction reports an AMD CPU of family 0x1f: LLVM's own
     detection (llvmlite's, LLVM 20+) calls it "generic", the case where PoCL fails every build;
