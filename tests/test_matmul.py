@@ -302,3 +302,14 @@ def test_raw_log_bench_lines_are_valid():
         records = external.parse(run)
         assert {f"cuda_c/{k}" for k in CUDA_KERNELS} <= {r["variant"] for r in records}
         assert all(len(r["samples_s"]) >= 10 and r["error"]["ok"] for r in records)
+
+
+def test_ncu_paragraph_reads_the_profile(r):
+    text = r.matmul_ncu(ROOT / "docs", "data/matmul-ncu-h200.txt")
+    prof = r.parse_ncu((ROOT / "docs/data/matmul-ncu-h200.txt").read_text())
+    assert set(prof) == {"naive", "coalesced"}
+    sm = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+    assert prof["coalesced"][sm] > 5 * prof["naive"][sm]  # what the page's paragraph says
+    assert f"{prof['naive'][sm]:.0f} %" in text and "million load requests" in text
+    with pytest.raises(ValueError):
+        r.matmul_ncu(ROOT / "docs", "data/matmul-build-h200.txt")
