@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# The framework training-step timings alone, with more time than gpu/accelerators.sh gives them
-# (JAX's eager first step compiles every op, several seconds). Output:
+# Framework training steps on the GPU through the benchmark runner: PyTorch (eager, compiled
+# model, compiled whole step, reduce-overhead/CUDA graphs) and JAX (eager, jit), small and large.
+# TensorFlow is not installed on the GPU machine; its rows come from the CPU machine. Output:
 #   $RESULTS_DIR/frameworks-h200.json -> docs/data/frameworks-h200.json
 set -u
 : "${RESULTS_DIR:?set RESULTS_DIR to an empty folder for the outputs}"
 cd "$(dirname "$0")/.."
-timeout 120 python3 snippets/frameworks/bench_frameworks.py --frameworks pytorch,jax \
-    --sizes small,large --out "$RESULTS_DIR/frameworks-h200.json"
+if ! command -v nvidia-smi > /dev/null; then
+    echo "gpu/frameworks.sh: no NVIDIA GPU here (nvidia-smi not found); nothing measured" >&2
+    exit 1
+fi
+# The first call of each variant (tracing, compilation) is timed inside setup(): no
+# fresh-process compile probes (--compile-runs 0), which would import the frameworks again.
+timeout 100 python3 snippets/bench/run.py frameworks --cases small,large --compile-runs 0 \
+    --output "$RESULTS_DIR/frameworks-h200.json"

@@ -257,7 +257,9 @@ def size_of(m: dict) -> str:
 
 @renderer("accel_timings")
 def accel_timings(docs_dir: Path, path: str, optional: str = "false", how: str = "gpu/accelerators.sh") -> str:
-    """First call (tracing + compilation) next to the warm median, per variant and size."""
+    """First call (tracing + compilation) next to the warm median, per variant and size. Reads
+    both the runner's files (first call in work.first_call_s; training calls of several steps,
+    shown per step) and the older compile_first rows."""
     if optional == "true" and not (docs_dir / path).is_file():
         return missing_results(path, how)
     doc = load_json(docs_dir, path)
@@ -265,18 +267,26 @@ def accel_timings(docs_dir: Path, path: str, optional: str = "false", how: str =
     for m in doc["measurements"]:
         key = (m["case"], m["variant"], m["device"], size_of(m))
         groups.setdefault(key, {})[m["phase"]] = m
-    rows = []
+    rows, per_step = [], 0
     for (case, variant, device, size), phases in groups.items():
-        first = phases.get("compile_first")
         warm = phases.get("end_to_end") or phases.get("kernel")
-        rows.append([escape(variant).replace("_", " "), size, device,
-                     fmt_ms(first["median_s"] if first else None),
-                     fmt_ms(warm["median_s"] if warm else None),
-                     f"{warm['spread']:.2f}" if warm and warm.get("spread") else "–"])
+        if warm is None:
+            continue
+        first = phases.get("compile_first")
+        first_s = first["median_s"] if first else (warm.get("work") or {}).get("first_call_s")
+        steps = warm.get("params", {}).get("steps_per_call", 1)
+        per_step = max(per_step, steps)
+        rows.append([escape(variant).replace("_", " "), size, device, fmt_ms(first_s),
+                     fmt_ms(warm["median_s"] / steps),
+                     f"{warm['spread']:.2f}" if warm.get("spread") else "–"])
     table = markdown_table(["variant", "size", "device", "first call (ms)", "warm, median (ms)",
                             "max/min"], rows, align="lllrrr")
-    legend = ("\n\nSize: hidden width × batch. " if any(m.get("params", {}).get("size")
-                                                       for m in doc["measurements"]) else "\n\n")
+    legend = "\n\n"
+    if any(m.get("params", {}).get("size") for m in doc["measurements"]):
+        legend += "Size: hidden width × batch. "
+    if per_step > 1:
+        legend += (f"Warm: per training step, the median over calls of {per_step} steps; first "
+                   f"call: the first call of {per_step} steps, tracing and compilation included. ")
     return table + legend + describe_run(doc) + "\n"
 
 

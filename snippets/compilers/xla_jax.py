@@ -1,6 +1,6 @@
 """The same function run op by op and compiled by XLA in JAX (jax.jit), timed fairly, with the HLO.
 
-Run:  python snippets/compilers/xla_jax.py [--n 4194304] [--hlo FILE] [--out FILE]
+Run:  python snippets/compilers/xla_jax.py [--n 4194304] [--repeats 10] [--hlo FILE]
 
 The function is a bias add followed by GELU (tanh form), as in xla_tensorflow.py. Without
 jit, JAX dispatches each operation on its own; jax.jit hands the whole function to XLA, which
@@ -10,17 +10,23 @@ is timed on its own; JAX runs asynchronously, so every timed call waits for its 
 
 from __future__ import annotations
 
+# --8<-- [start:imports]
 import argparse
+import os
 import re
+import statistics
 import sys
+import time
 from pathlib import Path
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench import results, system, timing  # noqa: E402
+try:
+    import jax
+    import jax.numpy as jnp
+except ModuleNotFoundError:  # --help still works; main() says what to install
+    jax = jnp = None
+# --8<-- [end:imports]
 
 
 # --8<-- [start:function]
@@ -29,7 +35,8 @@ def bias_gelu(x, b):
     return 0.5 * y * (1.0 + jnp.tanh(0.7978845608 * (y + 0.044715 * y * y * y)))
 
 
-compiled = jax.jit(bias_gelu)  # XLA compiles it on the first call for these shapes
+def compile_it():
+    return jax.jit(bias_gelu)  # XLA compiles it on the first call for these shapes
 # --8<-- [end:function]
 
 
@@ -45,7 +52,7 @@ def make_inputs(n: int, seed: int = 0):
 
 
 # --8<-- [start:hlo]
-def optimized_hlo(x, b) -> str:
+def optimized_hlo(compiled, x, b) -> str:
     """XLA's HLO after its optimisation passes: the fused program it runs."""
     return compiled.lower(x, b).compile().as_text()
 # --8<-- [end:hlo]
@@ -64,13 +71,45 @@ def strip_metadata(hlo: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", hlo)
 
 
+# --8<-- [start:timer]
+def median_time(fn, repeats: int) -> float:
+    """Median of `repeats` timed calls after one warm-up call; fn must wait for its result."""
+    fn()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+# --8<-- [end:timer]
+
+
+def writable_file(text: str) -> Path:
+    """An output path whose folder exists and is writable, checked before any work."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder, not a file")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"folder {folder} is not writable")
+    return path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_text(text)
+    os.replace(tmp, path)  # a reader never sees half a file
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if not 1 <= value <= 1 << 30:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 2^30, got {value}")
     return value
 
 
@@ -78,65 +117,51 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     parser.add_argument("--n", type=positive_int, default=2**22, help="elements (default 2^22)")
-    parser.add_argument("--repeats", type=positive_int, default=timing.MIN_REPEATS)
-    parser.add_argument("--hlo", type=Path, default=None, help="write the optimized HLO here")
-    parser.add_argument("--out", type=Path, default=None, help="write a results JSON file here")
+    parser.add_argument("--repeats", type=positive_int, default=10, help="timed calls (10)")
+    parser.add_argument("--hlo", type=writable_file, default=None,
+                        help="write the optimized HLO here")
     args = parser.parse_args(argv)
+    if jax is None:
+        print("error: JAX is not installed here: pip install jax", file=sys.stderr)
+        return 2
 
     xh, bh = make_inputs(args.n)
     dev = jax.devices()[0]
-    device = "gpu" if dev.platform in ("gpu", "cuda", "rocm") else "cpu"
     x, b = jax.device_put(xh), jax.device_put(bh)
+    compiled = compile_it()
 
     # --8<-- [start:timing]
-    first = timing.time_once(lambda: compiled(x, b).block_until_ready())  # compile + one run
-    warm_jit = timing.time_host(lambda: compiled(x, b).block_until_ready(), repeats=args.repeats)
-    warm_eager = timing.time_host(lambda: bias_gelu(x, b).block_until_ready(), repeats=args.repeats)
+    t0 = time.perf_counter()
+    compiled(x, b).block_until_ready()  # first call: tracing, compilation and one run
+    first = time.perf_counter() - t0
+    warm_jit = median_time(lambda: compiled(x, b).block_until_ready(), args.repeats)
+    warm_eager = median_time(lambda: bias_gelu(x, b).block_until_ready(), args.repeats)
     # --8<-- [end:timing]
     ref = reference(xh, bh)
-    err_jit = float(np.max(np.abs(np.asarray(compiled(x, b)) - ref)))
-    err_eager = float(np.max(np.abs(np.asarray(bias_gelu(x, b)) - ref)))
-    hlo = optimized_hlo(x, b)
+    err = max(float(np.max(np.abs(np.asarray(compiled(x, b)) - ref))),
+              float(np.max(np.abs(np.asarray(bias_gelu(x, b)) - ref))))
+    hlo = optimized_hlo(compiled, x, b)
     fusions = count_fusions(hlo)
 
-    compile_s = max(first - warm_jit.median_s, 0.0)
     print(f"JAX {jax.__version__} on {dev.platform} ({dev.device_kind}), n = {args.n:,}")
-    print(f"op by op:            {warm_eager.median_s * 1e3:9.3f} ms per call")
-    print(f"jit, first call:     {first * 1e3:9.3f} ms (about {compile_s * 1e3:.0f} ms of it compiling)")
-    print(f"jit, warm:           {warm_jit.median_s * 1e3:9.3f} ms per call "
-          f"({warm_eager.median_s / warm_jit.median_s:.1f}x op by op)")
+    print(f"op by op:            {warm_eager * 1e3:9.3f} ms per call")
+    print(f"jit, first call:     {first * 1e3:9.3f} ms (compiling, then one run)")
+    print(f"jit, warm:           {warm_jit * 1e3:9.3f} ms per call "
+          f"({warm_eager / warm_jit:.1f}x op by op)")
     print(f"fusions in the optimized HLO: {fusions}")
     if args.hlo:
-        args.hlo.parent.mkdir(parents=True, exist_ok=True)
-        args.hlo.write_text(strip_metadata(hlo))
+        write_atomically(args.hlo, strip_metadata(hlo))
         print(f"wrote {args.hlo}")
-    if args.out:
-        params = {"n": args.n, "function": "bias_gelu", "device_kind": dev.device_kind}
-        nbytes = 3 * 4 * args.n  # fused: read x and b, write the result
-        rows = [
-            results.measurement("bias_gelu", "jax_eager", device, "kernel", warm_eager,
-                                params=params, error={"metric": "max_abs_error", "value": err_eager}),
-            results.measurement("bias_gelu", "jax_jit", device, "compile_first",
-                                {"median_s": first, "min_s": first, "max_s": first, "repeats": 1,
-                                 "clock": "host", "spread": 1.0}, params=params,
-                                error={"metric": "max_abs_error", "value": err_jit}),
-            results.measurement("bias_gelu", "jax_jit", device, "kernel", warm_jit, params=params,
-                                bytes=nbytes, error={"metric": "max_abs_error", "value": err_jit},
-                                work={"fusions": fusions}),
-        ]
-        notes = ["inputs on the device before timing; each timed call waits for its result "
-                 "(block_until_ready), no copy back to the host",
-                 "compile_first is the first call of the jitted function: tracing, XLA "
-                 "compilation and one run"]
-        results.write_results(args.out, "xla", system.describe_system(check_cuda=False), rows, notes)
-        print(f"wrote {args.out}")
-    if max(err_jit, err_eager) > 1e-5 or fusions < 1:
-        print(f"error: max abs error {max(err_jit, err_eager):.2e} or no fusion in the HLO",
-              file=sys.stderr)
+    if err > 1e-5 or fusions < 1:
+        print(f"error: max abs error {err:.2e} or no fusion in the HLO", file=sys.stderr)
         return 1
     print("OK: op-by-op and jit results match the float64 reference")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

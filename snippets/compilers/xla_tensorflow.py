@@ -1,8 +1,8 @@
 """The same function run eagerly and compiled by XLA in TensorFlow, timed fairly, with the HLO.
 
-Run:  python snippets/compilers/xla_tensorflow.py [--n 4194304] [--hlo FILE] [--out FILE]
+Run:  python snippets/compilers/xla_tensorflow.py [--n 4194304] [--repeats 10] [--hlo FILE]
 
-The function is a bias add followed by GELU (tanh form): eight element-wise operations. Eagerly,
+The function is a bias add followed by GELU (tanh form): ten element-wise operations. Eagerly,
 TensorFlow runs them one by one, each reading and writing a whole array in memory. XLA fuses
 them into one loop that reads x and b once and writes the result once. The first compiled call
 includes compilation, so it is timed on its own; then both versions are timed warm.
@@ -10,19 +10,24 @@ includes compilation, so it is timed on its own; then both versions are timed wa
 
 from __future__ import annotations
 
+# --8<-- [start:imports]
 import argparse
 import os
 import re
+import statistics
 import sys
+import time
 from pathlib import Path
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # hide TensorFlow's start-up log lines
 
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench import results, system, timing  # noqa: E402
+try:
+    import tensorflow as tf
+except ModuleNotFoundError:  # --help still works; main() says what to install
+    tf = None
+# --8<-- [end:imports]
 
 
 # --8<-- [start:function]
@@ -31,7 +36,8 @@ def bias_gelu(x, b):
     return 0.5 * y * (1.0 + tf.tanh(0.7978845608 * (y + 0.044715 * y * y * y)))
 
 
-compiled = tf.function(bias_gelu, jit_compile=True)  # XLA compiles it on the first call
+def compile_it():
+    return tf.function(bias_gelu, jit_compile=True)  # XLA compiles it on the first call
 # --8<-- [end:function]
 
 
@@ -47,7 +53,7 @@ def make_inputs(n: int, seed: int = 0):
 
 
 # --8<-- [start:hlo]
-def optimized_hlo(x, b) -> str:
+def optimized_hlo(compiled, x, b) -> str:
     """XLA's HLO after its optimisation passes: the fused program it runs."""
     return compiled.experimental_get_compiler_ir(x, b)(stage="optimized_hlo")
 # --8<-- [end:hlo]
@@ -66,13 +72,43 @@ def strip_metadata(hlo: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", hlo)
 
 
+def median_time(fn, repeats: int) -> float:
+    """Median of `repeats` timed calls after one warm-up call; fn must wait for its result."""
+    fn()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples)
+
+
+def writable_file(text: str) -> Path:
+    """An output path whose folder exists and is writable, checked before any work."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder, not a file")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise argparse.ArgumentTypeError(f"folder {folder} is not writable")
+    return path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_text(text)
+    os.replace(tmp, path)  # a reader never sees half a file
+
+
 def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if not 1 <= value <= 1 << 30:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 2^30, got {value}")
     return value
 
 
@@ -80,64 +116,51 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     parser.add_argument("--n", type=positive_int, default=2**22, help="elements (default 2^22)")
-    parser.add_argument("--repeats", type=positive_int, default=timing.MIN_REPEATS)
-    parser.add_argument("--hlo", type=Path, default=None, help="write the optimized HLO here")
-    parser.add_argument("--out", type=Path, default=None, help="write a results JSON file here")
+    parser.add_argument("--repeats", type=positive_int, default=10, help="timed calls (10)")
+    parser.add_argument("--hlo", type=writable_file, default=None,
+                        help="write the optimized HLO here")
     args = parser.parse_args(argv)
+    if tf is None:
+        print("error: TensorFlow is not installed here: pip install tensorflow", file=sys.stderr)
+        return 2
 
     xh, bh = make_inputs(args.n)
     device = "gpu" if tf.config.list_physical_devices("GPU") else "cpu"
     x, b = tf.constant(xh), tf.constant(bh)
+    compiled = compile_it()
 
     # --8<-- [start:timing]
-    first = timing.time_once(lambda: compiled(x, b).numpy())  # compile + one run
-    warm_xla = timing.time_host(lambda: compiled(x, b).numpy(), repeats=args.repeats)
-    warm_eager = timing.time_host(lambda: bias_gelu(x, b).numpy(), repeats=args.repeats)
+    t0 = time.perf_counter()
+    compiled(x, b).numpy()  # first call: tracing, XLA compilation and one run
+    first = time.perf_counter() - t0
+    warm_xla = median_time(lambda: compiled(x, b).numpy(), args.repeats)
+    warm_eager = median_time(lambda: bias_gelu(x, b).numpy(), args.repeats)
     # --8<-- [end:timing]
     ref = reference(xh, bh)
-    err_xla = float(np.max(np.abs(compiled(x, b).numpy() - ref)))
-    err_eager = float(np.max(np.abs(bias_gelu(x, b).numpy() - ref)))
-    hlo = optimized_hlo(x, b)
+    err = max(float(np.max(np.abs(compiled(x, b).numpy() - ref))),
+              float(np.max(np.abs(bias_gelu(x, b).numpy() - ref))))
+    hlo = optimized_hlo(compiled, x, b)
     fusions = count_fusions(hlo)
 
-    compile_s = max(first - warm_xla.median_s, 0.0)
     print(f"TensorFlow {tf.__version__} on {device}, n = {args.n:,}")
-    print(f"eager:               {warm_eager.median_s * 1e3:9.2f} ms per call")
-    print(f"XLA, first call:     {first * 1e3:9.2f} ms (about {compile_s * 1e3:.0f} ms of it compiling)")
-    print(f"XLA, warm:           {warm_xla.median_s * 1e3:9.2f} ms per call "
-          f"({warm_eager.median_s / warm_xla.median_s:.1f}x eager)")
+    print(f"eager:               {warm_eager * 1e3:9.2f} ms per call")
+    print(f"XLA, first call:     {first * 1e3:9.2f} ms (compiling, then one run)")
+    print(f"XLA, warm:           {warm_xla * 1e3:9.2f} ms per call "
+          f"({warm_eager / warm_xla:.1f}x eager)")
     print(f"fused computations in the optimized HLO: {fusions}")
     if args.hlo:
-        args.hlo.parent.mkdir(parents=True, exist_ok=True)
-        args.hlo.write_text(strip_metadata(hlo))
+        write_atomically(args.hlo, strip_metadata(hlo))
         print(f"wrote {args.hlo}")
-    if args.out:
-        params = {"n": args.n, "function": "bias_gelu"}
-        nbytes = 3 * 4 * args.n  # fused: read x and b, write the result
-        rows = [
-            results.measurement("bias_gelu", "tensorflow_eager", device, "end_to_end", warm_eager,
-                                params=params, error={"metric": "max_abs_error", "value": err_eager}),
-            results.measurement("bias_gelu", "tensorflow_xla", device, "compile_first",
-                                {"median_s": first, "min_s": first, "max_s": first, "repeats": 1,
-                                 "clock": "host", "spread": 1.0}, params=params,
-                                error={"metric": "max_abs_error", "value": err_xla}),
-            results.measurement("bias_gelu", "tensorflow_xla", device, "end_to_end", warm_xla,
-                                params=params, bytes=nbytes,
-                                error={"metric": "max_abs_error", "value": err_xla},
-                                work={"fusions": fusions}),
-        ]
-        notes = ["end_to_end includes copying the result back to a NumPy array (.numpy())",
-                 "compile_first is the first call of the compiled function: tracing, XLA "
-                 "compilation and one run"]
-        results.write_results(args.out, "xla", system.describe_system(check_cuda=False), rows, notes)
-        print(f"wrote {args.out}")
-    if max(err_xla, err_eager) > 1e-5 or fusions < 1:
-        print(f"error: max abs error {max(err_xla, err_eager):.2e} or no fusion in the HLO",
-              file=sys.stderr)
+    if err > 1e-5 or fusions < 1:
+        print(f"error: max abs error {err:.2e} or no fusion in the HLO", file=sys.stderr)
         return 1
     print("OK: eager and XLA results match the float64 reference")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -9,12 +9,18 @@ JAX puts arrays on its default device: the GPU when jax[cuda] is installed, else
 
 from __future__ import annotations
 
+# --8<-- [start:imports]
 import argparse
 import sys
 
-import jax
-import jax.numpy as jnp
 import numpy as np
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ModuleNotFoundError:  # --help still works; main() says what to install
+    jax = jnp = None
+# --8<-- [end:imports]
 
 MODES = ("eager", "jit")
 
@@ -47,7 +53,8 @@ def logit_one(params, x):
     return (h @ w3 + b3)[0]
 
 
-logits = jax.vmap(logit_one, in_axes=(None, 0))  # same params, a batch of points
+def logits(params, x):
+    return jax.vmap(logit_one, in_axes=(None, 0))(params, x)  # same params, a batch of points
 
 
 def loss_fn(params, x, y):
@@ -63,7 +70,9 @@ def sgd_step(params, velocity, x, y, lr, momentum):
     return params, velocity, loss  # pure function: new state out, nothing mutated
 
 
-jit_sgd_step = jax.jit(sgd_step)  # traced once per input shape, compiled by XLA
+def make_step(mode: str):
+    """jit: traced once per input shape and compiled by XLA; eager: op by op."""
+    return jax.jit(sgd_step) if mode == "jit" else sgd_step
 # --8<-- [end:model]
 
 
@@ -72,7 +81,7 @@ class Trainer:
         self.params = [jnp.asarray(p) for p in init_weights(width, seed)]
         self.velocity = [jnp.zeros_like(p) for p in self.params]
         self.lr, self.momentum = jnp.float32(lr), jnp.float32(momentum)
-        self._step = jit_sgd_step if mode == "jit" else sgd_step
+        self._step = make_step(mode)
 
     def step(self, x, y):
         self.params, self.velocity, loss = self._step(self.params, self.velocity, x, y,
@@ -139,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-accuracy", type=fraction, default=0.85,
                         help="fail if the final accuracy is below this (0.85)")
     args = parser.parse_args(argv)
+    if jax is None:
+        print("error: JAX is not installed here: pip install jax", file=sys.stderr)
+        return 2
 
     x, y = make_data()
     trainer = build(args.width, mode=args.mode)
@@ -159,4 +171,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -9,12 +9,14 @@ versions (train_tensorflow.py, train_pytorch.py, train_jax.py).
 
 from __future__ import annotations
 
+# --8<-- [start:imports]
 import argparse
 import importlib
 import os
 import sys
 
 import numpy as np
+# --8<-- [end:imports]
 
 BACKENDS = ("tensorflow", "jax", "torch")
 
@@ -105,8 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         keras = import_keras(args.backend)
     except (ImportError, RuntimeError) as exc:
-        print(f"error: cannot use Keras on {args.backend}: {exc}", file=sys.stderr)
-        return 1
+        package = {"torch": "torch", "jax": "jax", "tensorflow": "tensorflow"}[args.backend]
+        print(f"error: cannot use Keras on {args.backend}: {exc} (pip install keras {package})",
+              file=sys.stderr)
+        return 2
     x, y = make_data()
     model = build_model(keras, args.width)
     loss0, acc0 = model.evaluate(x, y, batch_size=len(x), verbose=0)
@@ -125,4 +129,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

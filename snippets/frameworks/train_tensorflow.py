@@ -10,6 +10,7 @@ accuracy on the whole data set is above a threshold.
 
 from __future__ import annotations
 
+# --8<-- [start:imports]
 import argparse
 import os
 import sys
@@ -17,7 +18,12 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # hide TensorFlow's start-up log lines
 
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+
+try:
+    import tensorflow as tf
+except ModuleNotFoundError:  # --help still works; main() says what to install
+    tf = None
+# --8<-- [end:imports]
 
 MODES = ("eager", "function", "xla")
 
@@ -140,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-accuracy", type=fraction, default=0.85,
                         help="fail if the final accuracy is below this (0.85)")
     args = parser.parse_args(argv)
+    if tf is None:
+        print("error: TensorFlow is not installed here: pip install tensorflow", file=sys.stderr)
+        return 2
 
     x, y = make_data()
     trainer = build(args.width, mode=args.mode)
@@ -159,4 +168,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -14,9 +14,11 @@ GPUs (tensor parallel) each reads 1/N of it, in parallel.
 
 from __future__ import annotations
 
+# --8<-- [start:imports]
 import argparse
 import math
 import sys
+# --8<-- [end:imports]
 
 # --8<-- [start:shapes]
 # Layer and head shapes from each model's published config.json on Hugging Face

@@ -1,0 +1,204 @@
+"""bf16 mixed precision (autocast), DistributedDataParallel on CPU processes, and ONNX export in
+PyTorch, each checked: the same network as train_pytorch.py.
+
+Run:  python snippets/frameworks/parallel_pytorch.py [--steps 100] [--world 2] [--onnx model.onnx]
+
+DDP runs `--world` processes on the CPU with the gloo backend (the same code runs one process per
+GPU with nccl); each process trains on its slice of every batch, and DDP averages the gradients
+during backward, so the result must match one process training on whole batches. The ONNX export
+needs the onnx and onnxscript packages, and is checked with onnxruntime when that is installed.
+"""
+
+from __future__ import annotations
+
+# --8<-- [start:imports]
+import argparse
+import os
+import socket
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+try:
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+    import torch.nn.functional as F
+except ModuleNotFoundError:  # --help still works; main() says what to install
+    torch = None
+# --8<-- [end:imports]
+
+
+def make_data(n: int = 4096, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Points in [-1, 1]^2, labelled 1 where x0 and x1 have the same sign."""
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1.0, 1.0, size=(n, 2)).astype(np.float32)
+    y = (x[:, 0] * x[:, 1] > 0).astype(np.float32)
+    return x, y
+
+
+def init_weights(width: int, seed: int = 0) -> list[np.ndarray]:
+    """Glorot-uniform weights and zero biases (the same start as train_pytorch.py)."""
+    rng = np.random.default_rng(seed + 1)
+    params = []
+    for fan_in, fan_out in [(2, width), (width, width), (width, 1)]:
+        limit = np.sqrt(6.0 / (fan_in + fan_out))
+        params += [rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32),
+                   np.zeros(fan_out, np.float32)]
+    return params
+
+
+def build_model(width: int):
+    model = torch.nn.Sequential(torch.nn.Linear(2, width), torch.nn.ReLU(),
+                                torch.nn.Linear(width, width), torch.nn.ReLU(),
+                                torch.nn.Linear(width, 1))
+    with torch.no_grad():
+        layers = [m for m in model if isinstance(m, torch.nn.Linear)]
+        w = init_weights(width)
+        for layer, weight, bias in zip(layers, w[0::2], w[1::2]):
+            layer.weight.copy_(torch.from_numpy(weight.T))
+            layer.bias.copy_(torch.from_numpy(bias))
+    return model
+
+
+# --8<-- [start:amp]
+def train_step(model, opt, x, y, bf16: bool):
+    # autocast runs the matrix products in bfloat16; parameters and gradients stay float32
+    with torch.autocast(device_type=x.device.type, dtype=torch.bfloat16, enabled=bf16):
+        logits = model(x).squeeze(-1)
+    loss = F.binary_cross_entropy_with_logits(logits.float(), y)  # the loss in float32
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss.detach()
+# --8<-- [end:amp]
+
+
+def train(model, x, y, steps: int, batch: int, bf16: bool, rank: int = 0, world: int = 1):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    n = len(x) // batch
+    share = batch // world  # each process takes its slice of every global batch
+    for i in range(steps):
+        lo = (i % n) * batch + rank * share
+        train_step(model, opt, x[lo:lo + share], y[lo:lo + share], bf16)
+    with torch.no_grad():
+        return float(F.binary_cross_entropy_with_logits(model(x).squeeze(-1), y))
+
+
+# --8<-- [start:ddp]
+def ddp_worker(rank: int, world: int, port: int, args, out: str) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)  # "nccl" on GPUs
+    torch.manual_seed(0)
+    model = torch.nn.parallel.DistributedDataParallel(build_model(args.width))
+    x, y = (torch.from_numpy(a) for a in make_data())
+    loss = train(model, x, y, args.steps, args.batch, False, rank, world)
+    if rank == 0:
+        Path(out).write_text(repr(loss))
+    dist.destroy_process_group()
+# --8<-- [end:ddp]
+
+
+# --8<-- [start:onnx]
+def export_onnx(model, path: Path) -> None:
+    """Trace the model into an ONNX graph with a variable batch dimension."""
+    example = (torch.zeros(8, 2),)
+    batch = torch.export.Dim("batch", min=1, max=1 << 20)
+    torch.onnx.export(model, example, str(path), input_names=["x"], output_names=["logit"],
+                      dynamic_shapes={"input": {0: batch}}, dynamo=True)
+# --8<-- [end:onnx]
+
+
+def check_onnx(model, path: Path) -> str:
+    import onnxruntime as ort  # optional: only for the check
+
+    x = make_data(64)[0]
+    got = ort.InferenceSession(str(path)).run(None, {"x": x})[0]
+    with torch.no_grad():
+        want = model(torch.from_numpy(x)).numpy()
+    err = float(np.max(np.abs(got - want)))
+    if err > 1e-4:
+        raise ValueError(f"ONNX Runtime disagrees with PyTorch by {err:.2e}")
+    return f"ONNX Runtime matches PyTorch (max difference {err:.1e})"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 1 <= value <= 100_000:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 100000, got {value}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
+    parser.add_argument("--steps", type=positive_int, default=100, help="training steps (100)")
+    parser.add_argument("--batch", type=positive_int, default=128, help="global batch (128)")
+    parser.add_argument("--width", type=positive_int, default=64, help="hidden units (64)")
+    parser.add_argument("--world", type=positive_int, default=2, help="DDP processes (2)")
+    parser.add_argument("--onnx", type=Path, default=None, help="also export the model here")
+    args = parser.parse_args(argv)
+    if torch is None:
+        print("error: PyTorch is not installed here: pip install torch", file=sys.stderr)
+        return 2
+    if args.batch % args.world or args.batch > 4096:
+        parser.error(f"--batch {args.batch} must divide by --world {args.world} and be <= 4096")
+    if args.onnx and (args.onnx.is_dir() or not args.onnx.parent.is_dir()
+                      or not os.access(args.onnx.parent, os.W_OK)):
+        parser.error(f"--onnx {args.onnx}: not a writable file path")
+
+    torch.manual_seed(0)
+    x, y = (torch.from_numpy(a) for a in make_data())
+    fp32 = train(build_model(args.width), x, y, args.steps, args.batch, bf16=False)
+    bf16 = train(build_model(args.width), x, y, args.steps, args.batch, bf16=True)
+    print(f"PyTorch {torch.__version__}, one process: float32 loss {fp32:.4f}, "
+          f"bf16 autocast loss {bf16:.4f}")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "loss.txt")
+        mp.spawn(ddp_worker, args=(args.world, free_port(), args, out), nprocs=args.world)
+        ddp = float(Path(out).read_text())
+    print(f"DDP, {args.world} processes (gloo): loss {ddp:.4f}")
+    problems = []
+    if abs(ddp - fp32) > 1e-4:
+        problems.append(f"DDP {ddp:.5f} differs from one process {fp32:.5f}")
+    if abs(bf16 - fp32) > 0.05:
+        problems.append(f"bf16 {bf16:.4f} is far from float32 {fp32:.4f}")
+    if args.onnx:
+        model = build_model(args.width).eval()
+        tmp_path = args.onnx.with_name(args.onnx.name + ".partial")
+        try:
+            export_onnx(model, tmp_path)
+        except ImportError as exc:
+            print(f"error: ONNX export needs more packages ({exc}): pip install onnx onnxscript",
+                  file=sys.stderr)
+            return 2
+        os.replace(tmp_path, args.onnx)
+        print(f"wrote {args.onnx}")
+        try:
+            print(check_onnx(model, args.onnx))
+        except ModuleNotFoundError:
+            print("onnxruntime not installed: export not checked (pip install onnxruntime)")
+    if problems:
+        print("error: " + "; ".join(problems), file=sys.stderr)
+        return 1
+    print("OK: DDP matches one process, bf16 autocast stays close to float32")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -1,0 +1,181 @@
+"""ML accelerators, compilers (docs/accelerators/compilers.md, snippets/compilers/): the XLA demo
+in TensorFlow and JAX (both run here), the HLO it writes and the committed HLO files the page
+shows, the benchmark registered with the runner, the TorchInductor kernel dump (PyTorch is not
+installed in CI: skipped), and the command lines (missing output folders, bad input)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, SNIPPETS, load_snippet
+
+sys.path.insert(0, str(ROOT / "hooks"))
+import renderers  # noqa: E402
+
+XLA_TF = "compilers/xla_tensorflow.py"
+XLA_JAX = "compilers/xla_jax.py"
+INDUCTOR = "compilers/inductor_torch.py"
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+NO_TORCH = "PyTorch is not installed in CI (too large a download); the H200 run covers it"
+
+JAX_STYLE_HLO = """HloModule jit_f, is_scheduled=true
+
+FileNames
+1 "/home/someone/project/f.py"
+
+FunctionNames
+1 "f"
+
+%fused_computation (p0: f32[8]) -> f32[8] {
+  %p0 = f32[8]{0} parameter(0)
+  ROOT %t = f32[8]{0} tanh(%p0), metadata={op_name="jit(f)/tanh" source_file="/home/someone/project/f.py"}
+}
+
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  ROOT %tanh_fusion = f32[8]{0} fusion(%x), kind=kLoop, calls=%fused_computation
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def xla_tf():
+    return load_snippet(XLA_TF)
+
+
+@pytest.fixture(scope="module")
+def xla_jax():
+    return load_snippet(XLA_JAX)
+
+
+@pytest.mark.parametrize("path", [XLA_TF, XLA_JAX])
+def test_xla_demo_runs_checks_and_writes_a_clean_hlo(path, tmp_path, capsys):
+    mod = load_snippet(path)
+    hlo = tmp_path / "hlo.txt"
+    assert mod.main(["--n", "5000", "--repeats", "3", "--hlo", str(hlo)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("OK:")
+    text = hlo.read_text()
+    assert mod.count_fusions(text) == 1
+    assert "metadata=" not in text and str(ROOT) not in text
+    assert not list(tmp_path.glob(".*partial"))  # written through a temporary file
+    # the freshly generated HLO has the ten element-wise operations the page counts
+    counts, kinds = renderers.accelerators.hlo_counts(text)
+    assert counts == {"add": 3, "multiply": 6, "tanh": 1} and kinds == ["kLoop"]
+
+
+def test_xla_function_matches_the_reference_on_odd_sizes(xla_tf, xla_jax):
+    for n in (1, 7, 1023):
+        x, b = xla_tf.make_inputs(n, seed=n)
+        ref = xla_tf.reference(x, b)
+        assert np.max(np.abs(xla_tf.compile_it()(x, b).numpy() - ref)) < 1e-5
+        assert np.max(np.abs(xla_tf.bias_gelu(x, b).numpy() - ref)) < 1e-5
+        assert np.max(np.abs(np.asarray(xla_jax.compile_it()(x, b)) - ref)) < 1e-5
+
+
+@pytest.mark.parametrize("path", [XLA_TF, XLA_JAX])
+def test_strip_metadata_and_count_fusions(path):
+    mod = load_snippet(path)
+    clean = mod.strip_metadata(JAX_STYLE_HLO)
+    assert "FileNames" not in clean and "FunctionNames" not in clean
+    assert "/home/someone" not in clean and "metadata" not in clean
+    assert "ROOT %t = f32[8]{0} tanh(%p0)\n" in clean
+    assert mod.count_fusions(clean) == 1
+    assert mod.count_fusions("no fused code here") == 0
+
+
+@pytest.mark.parametrize("name", ["xla-hlo-tensorflow-cpu.txt", "xla-hlo-jax-h200.txt"])
+def test_committed_hlo_shows_one_fused_loop(name):
+    text = (ROOT / "docs/data" / name).read_text()
+    assert text.startswith("HloModule ")
+    assert text.count(" fusion(") == 1 and "kind=kLoop" in text
+    assert "metadata=" not in text
+
+
+def test_benchmark_times_both_frameworks_through_the_runner(xla_tf, xla_jax):
+    from bench import runner
+
+    bench = runner.load(str(SNIPPETS / "compilers/benchmark.py"))
+    assert set(bench.variants) == {"jax_eager", "jax_jit", "tensorflow_eager", "tensorflow_xla"}
+    found, notes = runner.run_benchmark(bench, ["smoke"], repeats=10, compile_runs=0)
+    assert not runner.failures(notes), notes
+    by = {m["variant"]: m for m in found}
+    assert set(by) == set(bench.variants)
+    for v, m in by.items():
+        assert m["error"]["value"] < 1e-5 and m["work"]["first_call_s"] > 0
+    assert by["jax_jit"]["bytes"] * 10 == by["jax_eager"]["bytes"]  # fused: one pass, not ten
+
+
+def test_benchmark_check_rejects_a_wrong_result():
+    from bench import runner
+
+    bench = runner.load(str(SNIPPETS / "compilers/benchmark.py"))
+    ref = bench.reference({"n": 64})
+    assert bench.check("jax_jit", ref.astype(np.float32), ref)["ok"]
+    assert not bench.check("jax_jit", ref + 1e-3, ref)["ok"]
+
+
+def test_inductor_kernel_parser_finds_triton_and_cpp_kernels():
+    mod = load_snippet(INDUCTOR)
+    q = "'" * 3
+    gpu = (f"k = async_compile.triton('triton_poi_fused_add_mul_tanh_0', {q}\nimport triton\n"
+           f"@triton.jit\ndef triton_poi_fused_add_mul_tanh_0(in_ptr0):\n    pass\n{q}, "
+           "device_str='cuda')\n")
+    assert mod.kernel_sources(gpu) == ["import triton\n@triton.jit\n"
+                                       "def triton_poi_fused_add_mul_tanh_0(in_ptr0):\n    pass"]
+    cpu = f"k = async_compile.cpp_pybinding(['const float*'], {q}\nextern \"C\" void kernel(){{}}\n{q})"
+    assert mod.kernel_sources(cpu) == ['extern "C" void kernel(){}']
+    assert mod.kernel_sources("nothing generated") == []
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason=NO_TORCH)
+def test_inductor_dump_runs(tmp_path):
+    out = tmp_path / "kernel.txt"
+    proc = subprocess.run([sys.executable, str(SNIPPETS / INDUCTOR), "--n", "4096",
+                           "--kernels", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert out.read_text().strip()
+
+
+def bad_paths(tmp_path: Path) -> dict[str, str]:
+    folder = tmp_path / "a-folder"
+    folder.mkdir(exist_ok=True)
+    return {"missing folder": str(tmp_path / "no" / "hlo.txt"), "a folder": str(folder)}
+
+
+@pytest.mark.parametrize("path", [XLA_TF, XLA_JAX, INDUCTOR])
+@pytest.mark.parametrize("case", ["missing folder", "a folder", "n zero", "n word", "n huge",
+                                  "repeats negative"])
+def test_bad_input_fails_before_any_work(path, case, tmp_path):
+    flag = "--kernels" if path == INDUCTOR else "--hlo"
+    earlier = tmp_path / "earlier.txt"
+    earlier.write_text("an earlier output\n")
+    args = {"missing folder": [flag, bad_paths(tmp_path)["missing folder"]],
+            "a folder": [flag, bad_paths(tmp_path)["a folder"]],
+            "n zero": ["--n", "0"], "n word": ["--n", "big"], "n huge": ["--n", "1e12"],
+            "repeats negative": ["--repeats", "-1"]}[case]
+    if path == INDUCTOR and case == "repeats negative":
+        args = ["--n", "-1"]
+    proc = subprocess.run([sys.executable, str(SNIPPETS / path), *args], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr[-1500:]
+    assert "Traceback" not in proc.stderr
+    assert len([line for line in proc.stderr.splitlines() if line.startswith("error:")]) == 1
+    assert earlier.read_text() == "an earlier output\n"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into a read-only folder")
+@pytest.mark.parametrize("path", [XLA_TF, XLA_JAX])
+def test_read_only_folder_is_refused_before_any_work(path, tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    proc = subprocess.run([sys.executable, str(SNIPPETS / path), "--hlo", str(ro / "h.txt")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "not writable" in proc.stderr
