@@ -164,6 +164,16 @@ def test_triton_cli_rejects_bad_arguments(args):
     assert out.returncode == 2 and "error:" in out.stderr and "Traceback" not in out.stderr
 
 
+def test_triton_cli_without_torch_or_triton_says_so_in_one_line():
+    help_ = run_snippet(TRITON, "--help")
+    assert help_.returncode == 0 and "Triton" in help_.stdout
+    if HAS_TRITON:
+        pytest.skip("torch and triton are installed here")
+    out = run_snippet(TRITON, "64")
+    assert out.returncode == 1 and out.stderr.startswith("error:") and "not installed" in out.stderr
+    assert out.stderr.count("\n") == 1
+
+
 # --- the benchmark and the GPU script ---------------------------------------------------------
 
 def run_bench(tmp_path, *args, env=None):
