@@ -267,6 +267,16 @@ def test_gpu_use_chart_renders_the_committed_samples(renderers):
     assert "JAX reserves 75 %" in html
 
 
+def test_mixed_precision_option_trains_and_records_it(tmp_path):
+    load_snippet(MAKE).write_dataset(tmp_path / "data", images=10, size=SIZE)
+    code, out, err = backend_run("tensorflow", TRAIN, tmp_path / "data", "--output-dir",
+                                 tmp_path / "run", "--image-size", SIZE, "--epochs", 1,
+                                 "--mixed-precision")
+    assert code == 0, err[-2000:]
+    saved = json.loads((tmp_path / "run" / "history.json").read_text())
+    assert saved["mixed_precision"] is True and math.isfinite(saved["epochs"][0]["loss"])
+
+
 def test_damaged_jpeg_found_during_training_is_named(tmp_path):
     # The header is intact, so the up-front check passes; TensorFlow fails to decode the pixels.
     load_snippet(MAKE).write_dataset(tmp_path / "data", images=6, size=SIZE)
