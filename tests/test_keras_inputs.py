@@ -350,3 +350,24 @@ def test_runs_without_the_frameworks_name_what_to_install(dataset, tmp_path):
     one_line_error(without_frameworks(MODEL), "pip install keras")
     one_line_error(without_frameworks(PROFILE, env={"KERAS_BACKEND": "jax"}),
                    "is not installed")
+
+
+INTERRUPT = ("import runpy, sys, PIL.Image\n"
+             "def stop(*args, **kwargs):\n"
+             "    raise KeyboardInterrupt  # as if Ctrl-C came while an image was being read\n"
+             "PIL.Image.open = stop\n"
+             "sys.argv = sys.argv[1:]\n"
+             "runpy.run_path(sys.argv[0], run_name='__main__')\n")
+
+
+@pytest.mark.parametrize("relpath,args", [(TRAIN, ["DATA"]), (PREDICT, ["M", "DATA"]),
+                                          (MAKE, ["OUT", "--images", "2"])])
+def test_ctrl_c_is_one_line_and_exit_130(dataset, tmp_path, relpath, args):
+    (tmp_path / "m.keras").write_bytes(b"")
+    names = {"DATA": dataset, "M": tmp_path / "m.keras", "OUT": tmp_path / "new"}
+    record_executed(SNIPPETS / relpath)
+    done = subprocess.run([sys.executable, "-c", INTERRUPT, str(SNIPPETS / relpath),
+                           *[str(names.get(a, a)) for a in args]],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1, done.stderr

@@ -95,4 +95,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
