@@ -11,6 +11,7 @@ prints one `BENCH {json}` line per measurement; `numba/<kernel>` for each Numba 
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import subprocess
@@ -24,10 +25,14 @@ import sgemm_numba as sg  # the teaching file beside this one (bench.runner.load
 # --8<-- [start:register]
 SIZES = {"1024": (1024, 1024, 1024), "2048": (2048, 2048, 2048), "4096": (4096, 4096, 4096),
          "odd": (3001, 4099, 2053)}  # odd: no dimension a multiple of a tile or of 4
-CASES = {name: Case({"m": m, "n": n, "k": k}) for name, (m, n, k) in SIZES.items()}
-CASES["smoke"] = Case({"m": 40, "n": 36, "k": 20}, default=False)  # seconds, on the simulator
+# Triton takes torch tensors (also in its interpreter): without both, its variant is left out.
+HAVE_TRITON = all(importlib.util.find_spec(name) for name in ("torch", "triton"))
+NOTE = "" if HAVE_TRITON else "triton left out: torch and triton are not both installed here"
+CASES = {name: Case({"m": m, "n": n, "k": k}, note=NOTE) for name, (m, n, k) in SIZES.items()}
+CASES["smoke"] = Case({"m": 40, "n": 36, "k": 20}, default=False, note=NOTE)  # the simulator
 NUMBA = [f"numba/{name}" for name in sg.KERNELS]
-VARIANTS = {"cuda_c": "gpu", **{v: "gpu" for v in NUMBA}, "triton": "gpu"}
+VARIANTS = {"cuda_c": "gpu", **{v: "gpu" for v in NUMBA}, **({"triton": "gpu"} if HAVE_TRITON
+                                                              else {})}
 TUNE_SIZE = 4096  # the size at which the binary also runs its tuning variants
 BINARY_ENV = "MATMUL_SGEMM"  # path of the built sgemm binary (the cuda_c variant needs it)
 
@@ -134,6 +139,6 @@ def counts(variant: str, p: dict, ref) -> dict:
 
 BENCHMARK = register(Benchmark(
     name="matmul", variants=VARIANTS, cases=CASES, setup=setup, reference=reference,
-    check=check, counts=counts, compiled=("numba/warptile", "triton"),
+    check=check, counts=counts, compiled=("numba/warptile", *(["triton"] if HAVE_TRITON else [])),
     probe_params={"m": 64, "n": 64, "k": 64}))
 # --8<-- [end:register]
