@@ -256,7 +256,7 @@ def size_of(m: dict) -> str:
 
 
 @renderer("accel_timings")
-def accel_timings(docs_dir: Path, path: str, optional: str = "false", how: str = "gpu/accelerators.sh") -> str:
+def accel_timings(docs_dir: Path, path: str, optional: str = "false", how: str = "gpu/frameworks.sh") -> str:
     """First call (tracing + compilation) next to the warm median, per variant and size. Reads
     both the runner's files (first call in work.first_call_s; training calls of several steps,
     shown per step) and the older compile_first rows."""
@@ -291,7 +291,8 @@ def accel_timings(docs_dir: Path, path: str, optional: str = "false", how: str =
 
 
 @renderer("opencl_timings")
-def opencl_timings(docs_dir: Path, path: str, optional: str = "false", how: str = "gpu/accelerators.sh") -> str:
+def opencl_timings(docs_dir: Path, path: str, optional: str = "false",
+                   how: str = "snippets/bench/run.py opencl") -> str:
     if optional == "true" and not (docs_dir / path).is_file():
         return missing_results(path, how)
     doc = load_json(docs_dir, path)
@@ -309,7 +310,7 @@ def opencl_timings(docs_dir: Path, path: str, optional: str = "false", how: str 
 
 @renderer("text_file")
 def text_file(docs_dir: Path, path: str, optional: str = "false", lang: str = "text",
-              title: str = "", how: str = "gpu/accelerators.sh") -> str:
+              title: str = "", how: str = "gpu/compilers.sh") -> str:
     """A generated text file (for example XLA's optimized HLO) as a code block."""
     file = docs_dir / path
     if optional == "true" and not file.is_file():
