@@ -12,7 +12,7 @@ if ! command -v nvidia-smi > /dev/null; then
     exit 1
 fi
 status=0
-timeout 60 python3 snippets/bench/run.py compilers --variants jax_eager,jax_jit --compile-runs 0 \
+timeout -s INT 60 python3 snippets/bench/run.py compilers --variants jax_eager,jax_jit --compile-runs 0 \
     --output "$RESULTS_DIR/xla-jax-h200.json" || status=1
 timeout 30 python3 snippets/compilers/xla_jax.py --hlo "$RESULTS_DIR/xla-hlo-jax-h200.txt" || status=1
 timeout 60 python3 snippets/compilers/inductor_torch.py \

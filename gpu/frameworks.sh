@@ -12,5 +12,7 @@ if ! command -v nvidia-smi > /dev/null; then
 fi
 # The first call of each variant (tracing, compilation) is timed inside setup(): no
 # fresh-process compile probes (--compile-runs 0), which would import the frameworks again.
-timeout 100 python3 snippets/bench/run.py frameworks --cases small,large --compile-runs 0 \
+# About 2-4 minutes (JAX eager compiles every op of the large step; torch.compile three modes
+# twice); SIGINT on time-out makes run.py keep what it measured in a .partial.json.
+timeout -s INT 240 python3 snippets/bench/run.py frameworks --cases small,large --compile-runs 0 \
     --output "$RESULTS_DIR/frameworks-h200.json"
