@@ -108,17 +108,19 @@ def framework_cuda() -> dict:
 def code_version() -> dict:
     """The git commit of the code that runs (and whether it had uncommitted changes).
 
-    Outside a git checkout (a copied tree on a GPU machine) the environment can name it:
-    BENCH_GIT_COMMIT=<sha> and BENCH_GIT_DIRTY=0/1; otherwise the commit is "unknown".
+    A copied tree on a GPU machine may have no .git, or a stale one (the device copy here
+    carried the HEAD of the session's start), so the environment, when it names the commit,
+    wins: BENCH_GIT_COMMIT=<sha> and BENCH_GIT_DIRTY=0/1. Otherwise git is asked; outside a
+    checkout the commit is "unknown".
     """
-    sha = _run(["git", "rev-parse", "HEAD"], cwd=HERE)
-    if sha:
-        status = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE)
-        return {"commit": sha, "dirty": None if status is None else bool(status)}
     sha = os.environ.get("BENCH_GIT_COMMIT", "").strip()
     if re.fullmatch(r"[0-9a-f]{7,40}", sha):
         dirty = os.environ.get("BENCH_GIT_DIRTY")
         return {"commit": sha, "dirty": None if dirty not in ("0", "1") else dirty == "1"}
+    sha = _run(["git", "rev-parse", "HEAD"], cwd=HERE)
+    if sha:
+        status = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE)
+        return {"commit": sha, "dirty": None if status is None else bool(status)}
     return {"commit": "unknown", "dirty": None}
 
 
