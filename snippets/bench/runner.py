@@ -347,8 +347,12 @@ def run_benchmark(bench: Benchmark, cases: list[str], variants: list[str] | None
             reference = bench.reference(spec.params)
         for variant in todo:
             progress(f"{case}: {variant}: check, then time")
-            found, problem = measure_variant(bench, case, variant, spec.params, reference,
-                                             repeats, warmup, min_sample_s)
+            try:
+                found, problem = measure_variant(bench, case, variant, spec.params, reference,
+                                                 repeats, warmup, min_sample_s)
+            except Exception as exc:  # noqa: BLE001 - one variant's crash is its own failure
+                reason = (str(exc).strip().splitlines() or [""])[0][:300]
+                found, problem = [], f"{case}/{variant} failed: {type(exc).__name__}: {reason}"
             if problem:
                 notes.append(problem)
                 progress(problem)

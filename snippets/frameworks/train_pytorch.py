@@ -6,8 +6,8 @@ Run:  python snippets/frameworks/train_pytorch.py [--steps 200]
 Same model, data, initial weights and optimizer as train_tensorflow.py and train_jax.py.
 Uses the first CUDA GPU when there is one, else the CPU. compile compiles the model only (the
 optimizer step stays eager); compile_step also compiles the optimizer step; reduce_overhead
-does that with mode="reduce-overhead", which replays each compiled graph as a CUDA graph (one
-launch for all its kernels) on a GPU.
+compiles the model with mode="reduce-overhead", which replays its graphs as CUDA graphs (one
+launch for all their kernels) on a GPU, and the optimizer step without them.
 """
 
 from __future__ import annotations
@@ -75,10 +75,14 @@ class Trainer:
             self.forward, self.update = self.model, self.opt.step
         elif mode == "compile":
             self.forward, self.update = torch.compile(self.model), self.opt.step
-        else:
-            how = "reduce-overhead" if mode == "reduce_overhead" else "default"
-            self.forward = torch.compile(self.model, mode=how)
-            self.update = torch.compile(self.opt.step, mode=how)
+        elif mode == "compile_step":
+            self.forward, self.update = torch.compile(self.model), torch.compile(self.opt.step)
+        else:  # reduce_overhead: the model's graphs replayed as CUDA graphs
+            # The optimizer step is compiled without CUDA graphs: its momentum buffers would
+            # otherwise live in graph-owned memory that the next replay overwrites (PyTorch
+            # stops with "accessing tensor output of CUDAGraphs that has been overwritten").
+            self.forward = torch.compile(self.model, mode="reduce-overhead")
+            self.update = torch.compile(self.opt.step)
 
     def step(self, x, y):
         if self.graphs:  # a new iteration: CUDA-graph outputs of the last one may be reused
