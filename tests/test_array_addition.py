@@ -118,6 +118,25 @@ def test_numba_cli_refuses_more_than_the_machine_holds(monkeypatch, capsys):
     assert "GiB of host memory" in capsys.readouterr().err
 
 
+def test_copies_run_alone_in_an_empty_folder(tmp_path):
+    """What the page tells a reader to copy: vector_add.c with its header, the Numba file alone."""
+    import os
+    import shutil
+    import sys
+
+    for name in ("vector_add.c", "vector_add_common.h", "vector_add_numba.py"):
+        shutil.copy(SNIPPETS / "array_addition" / name, tmp_path)
+    gcc = shutil.which("gcc")
+    if gcc:
+        subprocess.run([gcc, "-O2", "-o", "va", "vector_add.c"], cwd=tmp_path, check=True)
+        out = subprocess.run(["./va", "1000"], capture_output=True, text=True, cwd=tmp_path)
+        assert out.returncode == 0 and out.stdout.endswith("OK: all 1000 elements match\n")
+    out = subprocess.run([sys.executable, "vector_add_numba.py", "300"], capture_output=True,
+                         text=True, cwd=tmp_path, timeout=300,
+                         env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": ""})
+    assert out.returncode == 0 and out.stdout.endswith("OK: all 300 elements match\n"), out.stderr
+
+
 def test_numba_cli_help_exits_0():
     out = run_snippet(NUMBA, "--help")
     assert out.returncode == 0 and "number of elements" in out.stdout

@@ -146,6 +146,19 @@ def test_cli_error_as_a_reader_sees_it():
     assert out.stderr == "error: argument --width: must be from 1 to 32,768, got -1\n"
 
 
+def test_snippet_runs_alone_in_an_empty_folder(tmp_path):
+    """A reader copies mandelbrot.py alone and runs it (CUDA variants on the simulator)."""
+    import shutil
+
+    shutil.copy(ROOT / "snippets" / SNIPPET, tmp_path)
+    out = subprocess.run([sys.executable, "mandelbrot.py", "--width", "9", "--height", "7",
+                          "--variants", "njit,cuda_f64,cuda_f64_fast", "--image", "m.png"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                         env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": ""})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("matches the reference") == 3 and (tmp_path / "m.png").is_file()
+
+
 def test_cli_help_exits_0():
     out = run_snippet(SNIPPET, "--help")
     assert out.returncode == 0 and "--iterations" in out.stdout
