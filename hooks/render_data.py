@@ -54,7 +54,11 @@ def render_markdown(markdown: str, docs_dir: Path, page_name: str) -> str:
         name = match["name"]
         try:
             func = renderers.get(name)
-            out.append(func(docs_dir, **parse_args(match["args"])))
+            rendered = func(docs_dir, **parse_args(match["args"]))
+            # A directive indented inside an admonition or a tab renders indented the same.
+            indent = line[:len(line) - len(line.lstrip())]
+            out.append("\n".join(indent + part if part else part
+                                  for part in rendered.split("\n")))
         except Exception as exc:  # any failure must stop the build, with the page named
             raise PluginError(f"{page_name}: render {name}: {exc}") from exc
     return "\n".join(out) + "\n"
