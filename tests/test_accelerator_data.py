@@ -137,7 +137,7 @@ def test_fact_tables_put_sources_in_footnotes():
 
 
 @pytest.mark.parametrize("name", ["frameworks-tensorflow-cpu.json", "xla-tensorflow-cpu.json",
-                                  "opencl-pocl-cpu.json"])
+                                  "opencl-intel-cpu.json"])
 def test_committed_results_are_valid_and_correct(name):
     doc = load_results(DATA / name)
     assert doc["measurements"]
@@ -214,7 +214,7 @@ def test_timing_renderers_show_measured_rows_and_name_a_missing_gpu_file():
         DOCS, path="data/frameworks-h200.json-missing", optional="true")
     with pytest.raises(FileNotFoundError):
         renderers.get("accel_timings")(DOCS, path="data/frameworks-h200.json-missing")
-    html = renderers.get("opencl_timings")(DOCS, path="data/opencl-pocl-cpu.json")
+    html = renderers.get("opencl_timings")(DOCS, path="data/opencl-intel-cpu.json")
     assert "vector_add" in html and "saxpy" in html
     hlo = renderers.get("text_file")(DOCS, path="data/xla-hlo-tensorflow-cpu.txt")
     assert hlo.startswith("```text") and "fusion(" in hlo
