@@ -205,7 +205,7 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def load_snippet(relpath: str):
-    """Import a snippet file (for example "array_add/vector_add_numba.py") as a module."""
+    """Import a snippet file (for example "array_addition/vector_add_numba.py") as a module."""
     path = SNIPPETS / relpath
     record_executed(path)
     name = "snippet_" + relpath.replace("/", "_").removesuffix(".py")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs topic scripts on a machine with an NVIDIA GPU and packs what they write.
-#   OUT=/some/dir bash gpu/run_all.sh array_add mandelbrot ...
+#   OUT=/some/dir bash gpu/run_all.sh array_addition mandelbrot ...
 # Each gpu/<topic>.sh gets an empty RESULTS_DIR; everything ends up in $OUT/results.tgz
 # (plus $OUT/summary.txt). Python wheels found in .whl/ (e.g. numpy 2.4 for numba-cuda,
 # keras) are installed to a private folder first and put on PYTHONPATH.

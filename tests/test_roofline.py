@@ -114,6 +114,14 @@ def test_points_keep_the_fastest_per_variant_and_skip_ceilings(rl):
     assert p.label == "saxpy" and p.rate == pytest.approx(2e11)
 
 
+def test_points_leave_out_the_matmul_tuning_grid(rl):
+    doc = ceiling_doc()
+    doc["measurements"] += [kernel("cuda_c/warptile", 2e9, 12e6, 0.01),
+                            kernel("cuda_c/wt_128x128x16_64x32_2x2_4x4_256_2", 2e9, 12e6, 0.01),
+                            kernel("cuda_c/tc_128x128x32_64x64_s3", 2e9, 12e6, 0.01)]
+    assert [p.label for p in rl.points(doc)] == ["cuda_c/warptile"]
+
+
 def test_draw_makes_a_chart(rl):
     c = rl.ceilings(ceiling_doc())
     fig = rl.draw(c, [rl.point_from(kernel("saxpy", 2e9, 12e9, 0.013))])

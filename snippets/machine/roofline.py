@@ -98,6 +98,9 @@ def points(doc: dict, source: str = "", best_per_variant: bool = True) -> list[P
     found = [point_from(m, source, doc.get("benchmark", "")) for m in doc["measurements"]
              if m.get("phase") == "kernel" and m.get("role") not in ("ceiling", "transfer")
              and not str(m.get("variant", "")).endswith("read")  # a bandwidth, not a kernel
+             # the matmul page's tuning grid (cuda_c/wt_*, cuda_c/tc_*): configurations of the
+             # kernels already plotted, not kernels of their own
+             and not str(m.get("variant", "")).startswith(("cuda_c/wt_", "cuda_c/tc_"))
              and (m.get("flops") or 0) > 0 and (m.get("bytes") or 0) > 0 and m["median_s"] > 0]
     if not best_per_variant:
         return found
