@@ -50,16 +50,67 @@ def dark_svg(svg: str) -> str:
     return re.sub(r"(<svg[^>]*>)", lambda m: m.group(1) + style, out, count=1)
 
 
+SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+READABLE_PX = 10  # the smallest type a chart may show at CHART_MIN_WIDTH_PX (tests/site)
+
+
+def _plain_log_ticks(fig) -> None:
+    """Log-axis labels as "10³" in the label's own size: matplotlib's "$10^{3}$" sets the
+    exponent at 70 %, below reading size once a chart is shown at a phone's width."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation, NullFormatter
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            major = axis.get_major_formatter()
+            if not isinstance(major, LogFormatterSciNotation):
+                continue
+            base = major._base
+
+            def label(x, pos, base=base):
+                exponent = math.log(x, base) if x > 0 else math.nan
+                if not math.isfinite(exponent) or abs(exponent - round(exponent)) > 1e-9:
+                    return ""
+                return f"{base:g}{str(round(exponent)).translate(SUPERSCRIPT)}"
+
+            axis.set_major_formatter(FuncFormatter(label))
+            if isinstance(axis.get_minor_formatter(), LogFormatterSciNotation):
+                axis.set_minor_formatter(NullFormatter())
+
+
+def _smallest_px(svg: str) -> float:
+    """The smallest type of an SVG, in CSS px, when the SVG is shown CHART_MIN_WIDTH_PX wide."""
+    import re
+
+    width = float(re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', svg).group(1))
+    sizes = [float(x) for x in re.findall(r"font-size:\s*([\d.]+)px", svg)]
+    return min(sizes, default=READABLE_PX) * CHART_MIN_WIDTH_PX / width
+
+
 def svg_figure(fig, alt: str, caption: str = "") -> str:
     """Embed a matplotlib figure as two SVG <img>s, one per colour scheme (no extra request,
-    text kept as text); extra.css shows the one that matches the reader's scheme."""
+    text kept as text); extra.css shows the one that matches the reader's scheme.
+
+    A figure drawn wider than its type allows (its smallest text would show under READABLE_PX
+    at CHART_MIN_WIDTH_PX) is made narrower and shorter, type unchanged, until it fits."""
     import matplotlib.pyplot as plt
 
-    buf = io.StringIO()
-    with plt.rc_context(CHART_RC):
-        fig.savefig(buf, format="svg", bbox_inches="tight")
+    _plain_log_ticks(fig)
+    for _ in range(6):
+        buf = io.StringIO()
+        with plt.rc_context(CHART_RC):
+            fig.savefig(buf, format="svg", bbox_inches="tight")
+        light = buf.getvalue()
+        smallest = _smallest_px(light)
+        if smallest >= READABLE_PX:
+            break
+        w, h = fig.get_size_inches()
+        shrink = max(0.6, smallest / READABLE_PX * 0.98)
+        fig.set_size_inches(w * shrink, h * max(shrink, 0.85))
+        if fig.get_layout_engine() is None:
+            fig.tight_layout()
     plt.close(fig)
-    light = buf.getvalue()
 
     def img(svg: str, scheme: str) -> str:
         data = base64.b64encode(svg.encode()).decode()

@@ -178,7 +178,7 @@ def matmul_chart(docs_dir: Path, path: str) -> str:
     axes[0].set_ylabel("TFLOP/s (FP32)")
     handles, labels = axes[0].get_legend_handles_labels()
     # The legend goes below both panels, where it covers no data.
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4,
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
                frameon=False)
     gpu = (doc["system"].get("gpus") or [{"name": "no GPU"}])[0]["name"]
     return svg_figure(fig, alt=f"SGEMM rate per kernel against matrix size on {gpu}, CUDA C and "

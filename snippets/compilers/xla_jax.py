@@ -17,6 +17,7 @@ import re
 import statistics
 import sys
 import time
+import timeit
 from pathlib import Path
 
 import numpy as np
@@ -75,12 +76,7 @@ def strip_metadata(hlo: str) -> str:
 def median_time(fn, repeats: int) -> float:
     """Median of `repeats` timed calls after one warm-up call; fn must wait for its result."""
     fn()
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
+    return statistics.median(timeit.repeat(fn, number=1, repeat=repeats))  # stdlib timer
 # --8<-- [end:timer]
 
 

@@ -219,7 +219,7 @@ def draw(ceils: dict, pts: list[Point], title: str = "Roofline", device_names: d
     ax.set_ylabel("FLOP/s")
     ax.set_title(title)
     ax.grid(True, which="major")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=1, frameon=False)
     _place_labels(fig, ax, pts)
     return fig
 

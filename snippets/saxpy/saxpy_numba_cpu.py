@@ -6,8 +6,10 @@ Numba uses all cores it may run on; NUMBA_NUM_THREADS=1 restricts it to one.
 
 # --8<-- [start:imports]
 import argparse
+import statistics
 import sys
 import time
+import timeit
 
 import numba
 import numpy as np
@@ -44,12 +46,7 @@ def read(x):
 def seconds_per_call(fn, repeats: int = 10) -> float:
     """Median of `repeats` timed calls, after one warm-up call."""
     fn()
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return float(np.median(samples))
+    return statistics.median(timeit.repeat(fn, number=1, repeat=repeats))  # stdlib timer
 
 
 def make_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:

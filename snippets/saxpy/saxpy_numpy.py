@@ -9,8 +9,9 @@ Run:  python saxpy_numpy.py [N]     (default N = 2^25 floats)
 
 # --8<-- [start:imports]
 import argparse
+import statistics
 import sys
-import time
+import timeit
 
 import numpy as np
 # --8<-- [end:imports]
@@ -27,12 +28,7 @@ def saxpy(a, x, y):
 def seconds_per_call(fn, repeats: int = 10) -> float:
     """Median of `repeats` timed calls, after one warm-up call."""
     fn()
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return float(np.median(samples))
+    return statistics.median(timeit.repeat(fn, number=1, repeat=repeats))  # stdlib timer
 
 
 def make_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
