@@ -1,0 +1,79 @@
+"""Triton's interpreter on NumPy arrays, for CPU CI (used by tests/test_matmul.py).
+
+Run as a program, in a process started with TRITON_INTERPRET=1 (Triton reads it when it is
+imported): python tests/triton_host.py M N K  prints the kernel's relative error against
+float64 and its bound, then the error with a broken input.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+
+SNIPPET = Path(__file__).resolve().parents[1] / "snippets" / "matmul" / "matmul_triton.py"
+
+
+class HostTensor:
+    """A NumPy array dressed in the part of PyTorch's tensor API that Triton's interpreter calls
+    on a pointer argument (it copies each argument's storage to the host and back, and reads its
+    dtype by name). PyTorch's CPU wheel is not on PyPI, so CPU CI runs the kernel on these."""
+
+    _names = {np.float32: "torch.float32", np.float64: "torch.float64"}
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+        self.dtype = type("dtype", (), {"__str__": lambda _: self._names[array.dtype.type]})()
+
+    shape = property(lambda self: self.array.shape)
+
+    def stride(self, dim=None):
+        strides = tuple(s // self.array.itemsize for s in self.array.strides)
+        return strides if dim is None else strides[dim]
+
+    def data_ptr(self) -> int:
+        return self.array.ctypes.data
+
+    def untyped_storage(self):
+        return self
+
+    def cpu(self):
+        return self
+
+    def copy_(self, other) -> None:
+        if other.array is not self.array:
+            self.array[...] = other.array
+
+    def new_empty(self, *shape, **kwargs):
+        return HostTensor(self.array[:0])
+
+    def set_(self, storage, offset, size, stride):
+        self.array = storage.array
+        return self
+
+    def storage_offset(self) -> int:
+        return 0
+
+    def size(self):
+        return self.array.shape
+
+
+def main(m: int, n: int, k: int) -> None:
+    spec = importlib.util.spec_from_file_location("matmul_triton", SNIPPET)
+    mt = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mt)
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    c = np.full((m, n), np.nan, np.float32)
+    mt.matmul_into(HostTensor(a), HostTensor(b), HostTensor(c))
+    broken = np.full((m, n), np.nan, np.float32)
+    mt.matmul_into(HostTensor(np.zeros_like(a)), HostTensor(b), HostTensor(broken))
+    print(mt.relative_error(c, ref), mt.tolerance("fp32", k), mt.relative_error(broken, ref))
+
+
+if __name__ == "__main__":
+    main(*map(int, sys.argv[1:4]))
