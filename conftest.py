@@ -34,6 +34,9 @@ IGNORED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
 # (`pytest -m gpu` on the GPU machine). Everything else must run in the CPU-only suite.
 GPU_ONLY: dict[str, str] = {
     # "snippets/<topic>/<file>": "tests/test_<topic>.py::test_<name>",  (why it needs a GPU)
+    # PyTorch is not in the CPU test environment (its Linux wheel brings 18 CUDA wheels):
+    "snippets/frameworks/train_pytorch.py": "tests/test_frameworks.py::test_pytorch_on_the_gpu",
+    "snippets/frameworks/parallel_pytorch.py": "tests/test_frameworks.py::test_pytorch_on_the_gpu",
 }
 
 

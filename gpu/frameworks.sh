@@ -16,3 +16,9 @@ fi
 # twice); SIGINT on time-out makes run.py keep what it measured in a .partial.json.
 timeout -s INT 240 python3 snippets/bench/run.py frameworks --cases small,large --compile-runs 0 \
     --output "$RESULTS_DIR/frameworks-h200.json"
+status=$?
+# The PyTorch scripts themselves, on the GPU (CPU CI has no PyTorch): every mode of
+# train_pytorch.py, and parallel_pytorch.py (autocast, DDP, ONNX export).
+timeout 150 python3 -m pytest -q -o addopts="" -p no:cacheprovider -m gpu tests/test_frameworks.py \
+    -k pytorch_on_the_gpu || status=1
+exit $status

@@ -157,6 +157,21 @@ def test_pytorch_amp_ddp_and_onnx(tmp_path):
     assert "DDP, 2 processes" in proc.stdout
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_TORCH, reason=NO_TORCH)
+def test_pytorch_on_the_gpu(tmp_path):
+    """On the GPU machine (gpu/frameworks.sh): train_pytorch.py in every mode and
+    parallel_pytorch.py (autocast, DDP, ONNX export) on the CUDA device, each checking itself."""
+    for mode in ("eager", "compile", "compile_step", "reduce_overhead"):
+        proc = run(TORCH, "--steps", "100", "--mode", mode)
+        assert proc.returncode == 0 and "cuda" in proc.stdout, proc.stdout + proc.stderr[-2000:]
+    args = ["--steps", "40"]
+    if importlib.util.find_spec("onnxscript"):
+        args += ["--onnx", str(tmp_path / "model.onnx")]
+    proc = run(PAR_TORCH, *args)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+
+
 # ---- the benchmark, through the runner ----------------------------------------------------
 
 def test_benchmark_registers_only_installed_frameworks_and_times_first_calls(tfmod, jaxmod):

@@ -32,7 +32,9 @@ DOCS = ROOT / "docs"
 INCLUDE = re.compile(r'--8<--\s+"(?P<path>snippets/[^":]+)(?::[^"]*)?"')
 FENCE_OPEN = re.compile(r"^(?P<indent>\s*)(?P<ticks>`{3,}|~{3,})(?P<info>.*)$")
 MARKER = re.compile(r"^\s*<!--\s*(?P<body>pytest[.\w-].*?)\s*-->\s*$")
-DATA_FILE = re.compile(r"(?<![\w/.])docs/data/[\w.-]+")
+# Files a page's command names by path, which a reader fetches with it: the site's data files
+# and the sample inputs the page points to (tests/fixtures/, named on the page).
+DATA_FILE = re.compile(r"(?<![\w/.])(?:docs/data|tests/fixtures/[\w-]+)/[\w.-]+")
 LOCAL_INCLUDE = re.compile(r'^\s*#\s*include\s+"(?P<name>[^"]+)"', re.M)
 COMPILERS = {".c": ("gcc", "cc"), ".cu": ("nvcc",)}
 TIMEOUT = 600
