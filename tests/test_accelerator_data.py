@@ -14,8 +14,6 @@ import pytest
 
 from conftest import ROOT, SNIPPETS
 
-sys.path.insert(0, str(ROOT / "hooks"))
-sys.path.insert(0, str(SNIPPETS))
 import renderers  # noqa: E402
 from bench.results import load_results  # noqa: E402
 

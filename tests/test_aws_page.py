@@ -6,7 +6,6 @@ import sys
 
 from conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "hooks"))
 import render_data  # noqa: E402
 
 PAGE = ROOT / "docs" / "setup" / "gpus-on-aws.md"

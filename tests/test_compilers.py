@@ -16,7 +16,6 @@ import pytest
 
 from conftest import ROOT, SNIPPETS, load_snippet
 
-sys.path.insert(0, str(ROOT / "hooks"))
 import renderers  # noqa: E402
 
 XLA_TF = "compilers/xla_tensorflow.py"

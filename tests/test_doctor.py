@@ -600,7 +600,6 @@ def test_cli_writes_text_and_json(tmp_path, machine):
 
 @pytest.fixture(scope="module")
 def renderers():
-    sys.path.insert(0, str(ROOT / "hooks"))
     import renderers as package
 
     return package

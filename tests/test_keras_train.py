@@ -233,7 +233,6 @@ def test_profile_needs_the_jax_backend():
 def renderers():
     import sys
 
-    sys.path.insert(0, str(ROOT / "hooks"))  # hooks/ is not on pytest's pythonpath
     import renderers
 
     return renderers

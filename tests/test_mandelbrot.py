@@ -20,7 +20,6 @@ SNIPPET = "mandelbrot/mandelbrot.py"
 # snippet as plain `mandelbrot`. Numba's on-disk cache (cache=True) records the defining module's
 # name, so importing the same file under a second name would leave cache entries that a script
 # run or the notebook cannot load.
-sys.path.insert(0, str(ROOT / "hooks"))  # the site's renderers (pyproject puts only snippets/ on the path)
 bm = SimpleNamespace(**runner.load("mandelbrot").check.__globals__)  # benchmark.py's names
 mb = bm.mb
 CPU_VARIANTS = ["numpy", "njit", "njit_parallel"]

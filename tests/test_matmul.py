@@ -233,7 +233,6 @@ def test_gpu_script_is_valid_bash():
 
 @pytest.fixture(scope="module")
 def r():
-    sys.path.insert(0, str(ROOT / "hooks"))
     from renderers import matmul
 
     return matmul

@@ -9,7 +9,6 @@ import pytest
 
 from conftest import ROOT, SNIPPETS, load_snippet
 
-sys.path.insert(0, str(SNIPPETS))  # for bench.results
 
 DOCS = ROOT / "docs"
 DATA = DOCS / "data"
@@ -23,7 +22,6 @@ def rl():
 
 @pytest.fixture(scope="module")
 def renderers():
-    sys.path.insert(0, str(ROOT / "hooks"))
     import renderers as package
 
     return package

@@ -359,7 +359,6 @@ def test_ctrl_c_gives_one_line_and_exit_130():
 
 @pytest.fixture(scope="module")
 def renderers():
-    sys.path.insert(0, str(ROOT / "hooks"))
     import renderers as package
 
     return package
