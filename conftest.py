@@ -60,38 +60,12 @@ os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.
 
 
 def pytest_collection_modifyitems(config, items):
-    run_once_in_an_empty_folder(config, items)
     if HAS_GPU:
         return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU (nvidia-smi found none)")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
-
-
-STANDALONE_TEST = "tests/test_snippets_standalone.py::test_page_commands_run_in_an_empty_folder"
-
-
-def run_once_in_an_empty_folder(config, items) -> None:
-    """A page's bash block that runs a snippet is run twice in a full run: by pytest-codeblocks
-    in the repository, and by tests/test_snippets_standalone.py in an empty folder holding
-    only the files the page shows, the stricter of the two. When both are collected, the
-    repository run of such a block is left out (unless it checks the block's output), which
-    keeps the suite inside its time. `pytest --codeblocks docs/` alone still runs every block."""
-    standalone = [i for i in items if i.nodeid.startswith(STANDALONE_TEST + "[")]
-    if not standalone:
-        return
-    covered: dict[Path, set[str]] = {}
-    for item in standalone:
-        page, found = item.callspec.params["page"], item.callspec.params["found"]
-        covered.setdefault(Path(page).resolve(), set()).update(
-            body.strip() for _, body, _, why in found if why is None)
-    duplicate = [i for i in items if type(i).__name__ == "TestBlock"
-                 and getattr(i.obj, "expected_output", None) is None
-                 and i.obj.code.strip() in covered.get(Path(i.path).resolve(), ())]
-    if duplicate:
-        config.hook.pytest_deselected(items=duplicate)
-        items[:] = [i for i in items if i not in duplicate]
 
 
 def runnable_snippets() -> list[str]:
