@@ -12,11 +12,25 @@ Without a GPU the CUDA variants run on Numba's CUDA simulator (NUMBA_ENABLE_CUDA
 # --8<-- [start:imports]
 from __future__ import annotations
 
+import os
+import signal
+import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
 import argparse
 import operator
-import os
-import sys
 import tempfile
+from io import BytesIO
+from pathlib import Path
 
 import numpy as np
 from numba import config, cuda, njit, prange
@@ -141,7 +155,7 @@ else:
     fma64, bits64 = libdevice.fma, libdevice.double_as_longlong
 FOUR_BITS = 0x4010000000000000  # the bits of 4.0
 # --8<-- [end:cuda_helpers]
-TWO32, FOUR32 = np.float32(2.0), np.float32(4.0)  # float32 constants keep float32 maths float32
+FOUR32 = np.float32(4.0)  # a float32 constant keeps float32 maths float32
 
 
 # --8<-- [start:cuda]
@@ -165,6 +179,17 @@ def mandelbrot_kernel_f64(xs, ys, max_iter, counts):
 
 
 # --8<-- [start:cuda_fast]
+@cuda.jit(device=True)
+def step64(x, y, cx, cy):
+    """One tested iteration: (True, x, y) once z has escaped, else (False, the next x and y)."""
+    x2, y2 = mul64(x, x), mul64(y, y)
+    if bits64(x2 + y2) > FOUR_BITS:  # x2 + y2 > 4.0, on the integer units
+        return True, x, y
+    t = mul64(x, y)
+    y = fma64(t, 2.0, cy)  # t + t + cy in one instruction, rounded the same
+    return False, x2 - y2 + cx, y
+
+
 @cuda.jit(cache=True)
 def mandelbrot_kernel_f64_fast(xs, ys, max_iter, counts):
     j, i = cuda.grid(2)
@@ -174,46 +199,27 @@ def mandelbrot_kernel_f64_fast(xs, ys, max_iter, counts):
         n = 0
         done = False
         while n + 4 <= max_iter:  # four iterations per trip, each tested: one counter check
-            x2, y2 = mul64(x, x), mul64(y, y)
-            if bits64(x2 + y2) > FOUR_BITS:  # x2 + y2 > 4.0, on the integer units
-                done = True
+            done, x, y = step64(x, y, cx, cy)
+            if done:
                 break
-            t = mul64(x, y)
-            y = fma64(t, 2.0, cy)  # t + t + cy in one instruction, rounded the same
-            x = x2 - y2 + cx
-            x2, y2 = mul64(x, x), mul64(y, y)
-            if bits64(x2 + y2) > FOUR_BITS:
+            done, x, y = step64(x, y, cx, cy)
+            if done:
                 n += 1
-                done = True
                 break
-            t = mul64(x, y)
-            y = fma64(t, 2.0, cy)
-            x = x2 - y2 + cx
-            x2, y2 = mul64(x, x), mul64(y, y)
-            if bits64(x2 + y2) > FOUR_BITS:
+            done, x, y = step64(x, y, cx, cy)
+            if done:
                 n += 2
-                done = True
                 break
-            t = mul64(x, y)
-            y = fma64(t, 2.0, cy)
-            x = x2 - y2 + cx
-            x2, y2 = mul64(x, x), mul64(y, y)
-            if bits64(x2 + y2) > FOUR_BITS:
+            done, x, y = step64(x, y, cx, cy)
+            if done:
                 n += 3
-                done = True
                 break
-            t = mul64(x, y)
-            y = fma64(t, 2.0, cy)
-            x = x2 - y2 + cx
             n += 4
         if not done:  # the last max_iter % 4 iterations, one at a time
             while n < max_iter:
-                x2, y2 = mul64(x, x), mul64(y, y)
-                if bits64(x2 + y2) > FOUR_BITS:
+                done, x, y = step64(x, y, cx, cy)
+                if done:
                     break
-                t = mul64(x, y)
-                y = fma64(t, 2.0, cy)
-                x = x2 - y2 + cx
                 n += 1
         counts[i, j] = n
 # --8<-- [end:cuda_fast]
@@ -273,9 +279,8 @@ def differing_fraction(counts: np.ndarray, reference: np.ndarray) -> float:
     return float(np.count_nonzero(counts != reference)) / reference.size
 
 
-def save_image(counts: np.ndarray, max_iter: int, path: str) -> None:
-    """A PNG of the set: escape counts on a log colour scale, the set itself in black. Written
-    to a temporary file beside `path`, then renamed: an earlier image survives a failure."""
+def png_bytes(counts: np.ndarray, max_iter: int) -> bytes:
+    """A PNG of the set: escape counts on a log colour scale, the set itself in black."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -284,19 +289,9 @@ def save_image(counts: np.ndarray, max_iter: int, path: str) -> None:
     shade = np.log1p(counts.astype(np.float64)) / np.log1p(max_iter)
     rgba = plt.get_cmap("magma")(shade)
     rgba[counts == max_iter] = (0.0, 0.0, 0.0, 1.0)
-    write_atomically(path, lambda tmp: plt.imsave(tmp, rgba, origin="lower", format="png"))
-
-
-def write_atomically(path: str, write) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.splitext(path)[1])
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    png = BytesIO()
+    plt.imsave(png, rgba, origin="lower", format="png")
+    return png.getvalue()
 
 
 def sass_text(variants: list[str]) -> str:
@@ -310,14 +305,15 @@ def sass_text(variants: list[str]) -> str:
     return "".join(parts)
 
 
-def bounded_int(low: int, high: int):
-    def parse(text: str) -> int:
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
         try:
-            value = int(text)
+            value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high:,}, got {value:,}")
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
         return value
     return parse
 
@@ -331,42 +327,54 @@ def variant_list(text: str) -> list[str]:
     return names
 
 
-def output_problem(path: str, suffix: str) -> str | None:
-    """Why `path` cannot be written (checked before any work), or None."""
-    if not path.lower().endswith(suffix):
-        return f"{path}: the file name must end in {suffix}"
-    if os.path.isdir(path):
-        return f"{path} is a folder"
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        return f"folder {folder} does not exist"
-    try:
-        tempfile.TemporaryFile(dir=folder).close()
-    except OSError as exc:
-        return f"cannot write in {folder}: {exc.strerror}"
-    return None
+def output_file(text: str) -> Path:
+    """An argparse type: a file path in an existing, writable folder, checked before any work."""
+    path = Path(text)
+    if path.is_dir() or not path.absolute().parent.is_dir() or not os.access(path.absolute().parent, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text}: not a file in an existing, writable folder")
+    return path
+
+
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Write through a temporary file and rename it: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
+    os.replace(tmp, path)
+
+
+def output_ending(suffix: str):
+    """output_file for a name that ends in `suffix`, in a folder that really takes a new file
+    (os.access says yes to root everywhere, even in /proc)."""
+    def parse(text: str) -> Path:
+        path = output_file(text)
+        folder = path.absolute().parent
+        if path.suffix.lower() != suffix:
+            raise argparse.ArgumentTypeError(f"{text}: the file name must end in {suffix}")
+        try:
+            tempfile.TemporaryFile(dir=folder).close()
+        except OSError as exc:
+            raise argparse.ArgumentTypeError(f"cannot write in {folder}: {exc.strerror}") from None
+        return path
+    return parse
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    side = bounded_int(1, MAX_SIDE)
+    side = number(int, 1, MAX_SIDE)
     parser.add_argument("--width", type=side, default=1536, help="pixels (default 1536)")
     parser.add_argument("--height", type=side, default=1024, help="pixels (default 1024)")
-    parser.add_argument("--iterations", type=bounded_int(1, MAX_ITERATIONS), default=20,
+    parser.add_argument("--iterations", type=number(int, 1, MAX_ITERATIONS), default=20,
                         help="maximum iterations per pixel (default 20, as in the article)")
     parser.add_argument("--variants", type=variant_list, default=["njit", "cuda_f64"],
                         help=f"comma-separated, from {','.join(VARIANTS)} (default njit,cuda_f64)")
-    parser.add_argument("--image", help="write a PNG of the set computed by the first variant")
-    parser.add_argument("--sass", help="write the SASS of the CUDA kernels that ran to this .txt "
-                        "file (needs a GPU and nvdisasm)")
+    parser.add_argument("--image", type=output_ending(".png"),
+                        help="write a PNG of the set computed by the first variant")
+    parser.add_argument("--sass", type=output_ending(".txt"), help="write the SASS of the CUDA "
+                        "kernels that ran to this .txt file (needs a GPU and nvdisasm)")
     args = parser.parse_args(argv)
     if args.width * args.height > MAX_PIXELS:
         parser.error(f"{args.width} x {args.height} is more than {MAX_PIXELS:,} pixels")
-    for path, suffix in ((args.image, ".png"), (args.sass, ".txt")):
-        problem = path and output_problem(path, suffix)
-        if problem:
-            parser.error(problem)
     gpu = [v for v in args.variants if v in GPU_VARIANTS]
     if gpu and not cuda.is_available():
         print("error: no CUDA GPU found; to try the CUDA variants on the CPU, set "
@@ -374,11 +382,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if args.sass and (config.ENABLE_CUDASIM or not gpu):
         parser.error("--sass needs a real GPU and at least one CUDA variant")
-    try:
-        return run(args, gpu)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    return run(args, gpu)
 
 
 def run(args, gpu: list[str]) -> int:
@@ -399,16 +403,10 @@ def run(args, gpu: list[str]) -> int:
             verdict = "matches the reference"
         print(f"{variant:>13}: {verdict}")
     if args.image:
-        save_image(first, args.iterations, args.image)
+        write_atomically(args.image, png_bytes(first, args.iterations))
         print(f"image written to {args.image}")
     if args.sass:
-        text = sass_text(gpu)
-
-        def write_text(tmp: str) -> None:
-            with open(tmp, "w") as f:
-                f.write(text)
-
-        write_atomically(args.sass, write_text)
+        write_atomically(args.sass, sass_text(gpu))
         print(f"SASS written to {args.sass}")
     return status
 
