@@ -16,6 +16,7 @@ build=${MATMUL_BUILD_DIR:-$(mktemp -d)}
 mkdir -p "$build"
 cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1 | tr -d .)
 arch=sm_${cc:-90}
+[ "$arch" = sm_90 ] && arch=sm_90a  # wgmma and TMA need the architecture-specific target
 
 # --8<-- [start:build]
 nvcc -O3 -arch="$arch" -Xptxas -v -DWITH_CUBLAS -o "$build/sgemm" \

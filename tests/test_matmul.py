@@ -107,7 +107,7 @@ def sgemm_exe(tmp_path_factory):
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH")
     exe = tmp_path_factory.mktemp("sgemm") / "sgemm"
-    proc = subprocess.run(["nvcc", "-O1", "-arch=sm_90", "-o", str(exe), str(SNIPPETS / CUDA)],
+    proc = subprocess.run(["nvcc", "-O1", "-arch=sm_90a", "-o", str(exe), str(SNIPPETS / CUDA)],
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     return exe

@@ -5,7 +5,7 @@ which checks and times its own kernels and cuBLAS FP32, TF32 and BF16 on the sam
 prints one `BENCH {json}` line per measurement; `numba/<kernel>` for each Numba kernel;
 `triton` for the Triton kernel (BF16 inputs). Run it with:
 
-    nvcc -O3 -arch=sm_90 -DWITH_CUBLAS -o build/sgemm snippets/matmul/sgemm.cu -lcublas
+    nvcc -O3 -arch=sm_90a -DWITH_CUBLAS -o build/sgemm snippets/matmul/sgemm.cu -lcublas
     MATMUL_SGEMM=build/sgemm python snippets/bench/run.py matmul --output matmul.json
 """
 
@@ -89,13 +89,15 @@ def triton_setup(a: np.ndarray, b: np.ndarray) -> Prepared:
         c = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32)
         return Prepared(run=lambda: (mt.matmul_into(x, y, c), c.numpy().copy())[1],
                         kernel=lambda: mt.matmul_into(x, y, c), fetch=lambda: c.numpy().copy())
+    # B is stored transposed (N x K, a Linear layer's weight), as for the CUDA C tensor-core
+    # kernels and cuBLAS BF16; the kernel gets the K x N view of it through its strides.
     d_a = torch.from_numpy(a).cuda().to(torch.bfloat16)
-    d_b = torch.from_numpy(b).cuda().to(torch.bfloat16)
+    d_b = torch.from_numpy(b.T.copy()).cuda().to(torch.bfloat16).T
     d_c = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device="cuda")
 
     def run():  # copies in (BF16 rounding on the GPU), kernel, copy back
         x = torch.from_numpy(a).cuda().to(torch.bfloat16)
-        y = torch.from_numpy(b).cuda().to(torch.bfloat16)
+        y = torch.from_numpy(b.T.copy()).cuda().to(torch.bfloat16).T
         out = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device="cuda")
         mt.matmul_into(x, y, out)
         return out.cpu().numpy()
