@@ -19,8 +19,8 @@ import pyopencl as cl
 from bench import timing
 from bench.runner import Benchmark, Case, Prepared, register
 
-import saxpy  # the teaching files beside this one (bench.runner.load puts them on the path)
-import vector_add
+import cl_device  # the teaching files beside this one (bench.runner.load puts them on the path)
+import vector_add_saxpy as ocl
 
 SAMPLES = timing.MIN_REPEATS + 1  # samples per figure (an odd count: the median is one of them)
 MIN_SAMPLE_S = 0.02  # calls shorter than this are batched into one sample
@@ -47,29 +47,30 @@ CASES = {
 
 
 def inputs(p: dict) -> tuple[np.ndarray, np.ndarray]:
-    return (vector_add if p["kernel"] == "vector_add" else saxpy).make_inputs(p["n"])
+    return (ocl.add_inputs if p["kernel"] == "vector_add" else ocl.saxpy_inputs)(p["n"])
 
 
 def reference(p: dict) -> np.ndarray:
     x, y = inputs(p)
-    return x + y if p["kernel"] == "vector_add" else saxpy.reference(2.0, x, y)
+    return x + y if p["kernel"] == "vector_add" else ocl.saxpy_reference(2.0, x, y)
 
 
 def wrong_elements(kernel: str, out: np.ndarray, ref: np.ndarray) -> int:
     if kernel == "vector_add":
         return int(np.count_nonzero(out != ref))
-    return int(saxpy.mismatches(out, ref).size)  # SAXPY: within one float32 ulp
+    return int(ocl.mismatches(out, ref).size)  # SAXPY: within one float32 ulp
 
 
 def measure(kind: str, p: dict) -> str:
     """Check, then time one kernel on the first device of this kind; BENCH lines."""
-    device = vector_add.pick_device(kind)
-    vector_add.check_fits(device, p["n"])
+    device = cl_device.pick_device(kind)
+    cl_device.check_fits(device, p["n"])
     ctx = cl.Context([device])
     queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
-    mod, name = (vector_add, "vector_add") if p["kernel"] == "vector_add" else (saxpy, "saxpy")
+    name = p["kernel"]
+    source = ocl.VECTOR_ADD_SOURCE if name == "vector_add" else ocl.SAXPY_SOURCE
     t0 = time.perf_counter()
-    kernel = cl.Kernel(vector_add.build(ctx, mod.SOURCE), name)
+    kernel = cl.Kernel(cl_device.build(ctx, source), name)
     build_s = time.perf_counter() - t0
     a, b = inputs(p)
     n, mf = p["n"], cl.mem_flags
@@ -77,12 +78,12 @@ def measure(kind: str, p: dict) -> str:
     d_b = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=b)
     d_c = cl.Buffer(ctx, mf.READ_WRITE, a.nbytes)
     out_buf = d_c if name == "vector_add" else d_b  # SAXPY overwrites y
-    grid = (-(-n // mod.LOCAL_SIZE) * mod.LOCAL_SIZE,)
+    grid = (-(-n // ocl.LOCAL_SIZE) * ocl.LOCAL_SIZE,)
 
     def launch():  # returns the kernel's event, which time_opencl reads
         if name == "vector_add":
-            return kernel(queue, grid, (mod.LOCAL_SIZE,), d_a, d_b, d_c, np.int64(n))
-        return kernel(queue, grid, (mod.LOCAL_SIZE,), np.int64(n), np.float32(2.0), d_a, d_b)
+            return kernel(queue, grid, (ocl.LOCAL_SIZE,), d_a, d_b, d_c, np.int64(n))
+        return kernel(queue, grid, (ocl.LOCAL_SIZE,), np.int64(n), np.float32(2.0), d_a, d_b)
 
     host = np.empty_like(a)
 
@@ -104,7 +105,7 @@ def measure(kind: str, p: dict) -> str:
         "error": {"metric": "mismatched_elements", "value": bad, "ok": bad == 0},
         "bytes": 12 * n,  # two float32 arrays read, one written (copied in twice, out once)
         "flops": n if name == "vector_add" else 2 * n,
-        "params": {"local_size": mod.LOCAL_SIZE, "device_name": device.name.strip(),
+        "params": {"local_size": ocl.LOCAL_SIZE, "device_name": device.name.strip(),
                    "platform": device.platform.name.strip(), "opencl": device.version.strip(),
                    "driver": device.driver_version.strip()},
         "extra": {"build_s": round(build_s, 4)},

@@ -13,10 +13,21 @@ visible.
 """
 
 # --8<-- [start:imports]
-import argparse
 import os
+import signal
 import sys
-import tempfile
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
+import argparse
 from pathlib import Path
 # --8<-- [end:imports]
 
@@ -34,15 +45,11 @@ def intel_library(prefix: Path = Path(sys.prefix)) -> Path | None:
     return lib if lib.is_file() else None
 
 
-def write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Write through a temporary file and rename it: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
+    os.replace(tmp, path)
 
 
 def check_folder(folder: Path) -> None:
@@ -96,9 +103,6 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: cannot write {args.dir}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
     print(f"export OCL_ICD_VENDORS={args.dir.resolve()}")
     return 0
 
