@@ -17,6 +17,7 @@ from numba import cuda  # module level: the CUDA simulator swaps this name insid
 
 from conftest import HAS_GPU, ROOT, SNIPPETS, load_snippet
 
+COMMON = "saxpy/saxpy_common.py"
 NUMBA_CUDA = "saxpy/saxpy_numba_cuda.py"
 CUPY = "saxpy/saxpy_cupy.py"
 NUMPY = "saxpy/saxpy_numpy.py"
@@ -45,13 +46,18 @@ def cuda_binary(tmp_path_factory):
     return exe
 
 
+@pytest.fixture(scope="module", autouse=True)
+def saxpy_folder_on_path():
+    """As beside a reader's copy: the programs import saxpy_common (and benchmark.py and
+    show_ptx.py the programs) by plain name from their own folder."""
+    sys.path.insert(0, str(SNIPPETS / "saxpy"))
+    yield
+    sys.path.remove(str(SNIPPETS / "saxpy"))
+
+
 @pytest.fixture(scope="module")
 def bench_module():
-    sys.path.insert(0, str(SNIPPETS / "saxpy"))  # benchmark.py imports its teaching files by name
-    try:
-        yield load_snippet(BENCH)
-    finally:
-        sys.path.remove(str(SNIPPETS / "saxpy"))
+    return load_snippet(BENCH)
 
 
 # ---------------------------------------------------------------- CUDA C
@@ -158,11 +164,41 @@ def test_cpu_versions_measure_and_check(rel):
 
 
 @pytest.mark.parametrize("rel", [NUMPY, NUMBA_CPU])
-def test_cpu_versions_refuse_a_wrong_result(rel, monkeypatch):
+def test_cpu_versions_refuse_a_wrong_result(rel, monkeypatch, capsys):
     mod = load_snippet(rel)
     monkeypatch.setattr(mod, "saxpy", lambda a, x, y: None)
-    with pytest.raises(RuntimeError):
-        mod.measure(100, 3)
+    assert mod.main(["100", "--repeats", "1"]) == 1
+    out = capsys.readouterr()
+    assert out.err.startswith("error:") and "OK" not in out.out
+
+
+# ---------------------------------------------------------------- what the programs share
+
+def test_common_check_counts_the_elements_a_kernel_missed():
+    common = load_snippet(COMMON)
+
+    def half(a, x, y):
+        y[: y.size // 2] += a * x[: y.size // 2]
+    assert common.mismatches(half, 101) == 51
+    assert common.mismatches(lambda a, x, y: None, 10) == 10  # y = 0 only where x = 0: none here
+
+
+def test_common_timer_waits_for_the_device_after_each_sample(monkeypatch):
+    common = load_snippet(COMMON)
+    calls, waits = [], []
+    assert common.seconds_per_call(lambda: calls.append(1), 4, calls=10,
+                                   wait=lambda: waits.append(len(calls))) >= 0
+    assert len(calls) == 50  # a warm-up sample and four timed ones, ten calls each
+    assert waits == [10, 20, 30, 40, 50]  # the clock stops only once the device is done
+
+
+def test_common_report_holds_each_version_to_the_copy(capsys):
+    common = load_snippet(COMMON)
+    common.report("title", 1000, {"device copy": (8e-6, 8), "k": (6e-6, 12)}, ceiling="device copy")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "title"
+    assert "1.0 GB/s" in lines[1] and "of the copy" not in lines[1]
+    assert "2.0 GB/s" in lines[2] and lines[2].endswith("200.0% of the copy")
 
 
 # ---------------------------------------------------------------- every CLI: bad input
@@ -211,11 +247,7 @@ def test_show_ptx_refuses_the_simulator():
 
 
 def test_show_ptx_finds_vector_accesses():
-    sys.path.insert(0, str(SNIPPETS / "saxpy"))
-    try:
-        show = load_snippet(SHOW_PTX)
-    finally:
-        sys.path.remove(str(SNIPPETS / "saxpy"))
+    show = load_snippet(SHOW_PTX)
     ptx = "\tld.global.v4.f32 \t{%f1, %f2, %f3, %f4}, [%rd1];\n\tst.global.f32 \t[%rd2], %f5;"
     assert show.global_accesses(ptx) == ["ld.global.v4.f32", "st.global.f32"]
     assert show.global_accesses("LDG.E.128 R4, desc[UR4][R2.64] ;", sass=True) == ["LDG.E.128"]
@@ -341,18 +373,15 @@ def test_committed_results_hold_their_checks():
                 assert m["error"]["value"] == 0, (name, m["variant"])
 
 
-def test_ctrl_c_gives_one_line_and_exit_130():
-    import signal
-    import time
-
-    proc = subprocess.Popen([sys.executable, str(SNIPPETS / NUMPY), "100000", "--repeats",
-                             "100000000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    time.sleep(3)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert err.strip() == "interrupted"
+@pytest.mark.parametrize("seconds", [0.5, 2.5])  # while numba is imported; while it computes
+@pytest.mark.parametrize(("rel", "args"), [(NUMPY, ["100000", "--repeats", "1000000"]),
+                                           (NUMBA_CPU, ["100000", "--repeats", "1000000"]),
+                                           (NUMBA_CUDA, ["100000", "--check-only"])])
+def test_ctrl_c_gives_one_line_and_exit_130(rel, args, seconds):
+    out = run(["timeout", "--preserve-status", "-s", "INT", str(seconds), sys.executable,
+               str(SNIPPETS / rel)], *args, env=dict(os.environ, NUMBA_ENABLE_CUDASIM="1"))
+    assert out.returncode == 130, out.stderr
+    assert out.stderr == "interrupted\n"
 
 
 # ---------------------------------------------------------------- the page's renderers

@@ -23,8 +23,7 @@ import saxpy_numba_cpu
 import saxpy_numba_cuda
 import saxpy_numpy
 from bench.runner import Benchmark, Case, Prepared, register
-
-A = np.float32(2.0)
+from saxpy_common import A, make_inputs
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path(__file__).with_name("saxpy.cu")
 BINARY = Path(os.environ.get("SAXPY_CUDA_BINARY", ROOT / "build" / "saxpy"))
@@ -58,7 +57,7 @@ def is_copy(variant: str) -> bool:
 def inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
     """x and y, in page-locked (pinned) host memory where a GPU is present: the end-to-end
     figures then show the kernel plus copies at the PCIe link's DMA rate."""
-    x, y = saxpy_numba_cuda.make_inputs(n)
+    x, y = make_inputs(n)
     from numba import config, cuda
 
     if config.ENABLE_CUDASIM or not cuda.is_available():
@@ -131,82 +130,61 @@ def setup_cpu(variant: str, n: int) -> Prepared:
     return Prepared(run=lambda: saxpy_numba_cpu.read(x))
 
 
+def on_device(variant: str, n: int, put, empty_like, copy, get, saxpy) -> Prepared:
+    """A GPU library's SAXPY or device copy (variant ending in "_copy"), given its operations:
+    put(host) -> device array, empty_like(d), copy(dst, src) on the device, get(d, out=None) ->
+    host array (into `out` when given), saxpy(d_x, d_y) in place. `kernel` times the device
+    work on arrays already there; `run`, end to end, copies the inputs in and the result out."""
+    x, y = inputs(n)
+    d_x, d_y = put(x), put(y)
+    if variant.endswith("_copy"):
+        d_c = empty_like(d_x)
+
+        def run_copy():
+            src = put(x)
+            dst = empty_like(src)
+            copy(dst, src)
+            return get(dst, result_buffer(n))
+        return Prepared(run=run_copy, kernel=lambda: copy(d_c, d_x), fetch=lambda: get(d_c))
+
+    def run():
+        dx, dy = put(x), put(y)
+        saxpy(dx, dy)
+        return get(dy, result_buffer(n))
+    return Prepared(run=run, kernel=lambda: saxpy(d_x, d_y), fetch=lambda: get(d_y))
+
+
 def setup_numba(variant: str, n: int) -> Prepared:
     from numba import cuda
 
-    x, y = inputs(n)
-    d_x, d_y = cuda.to_device(x), cuda.to_device(y)
-    if variant == "numba_copy":
-        d_c = cuda.device_array_like(d_x)
-
-        def run_copy():
-            src = cuda.to_device(x)
-            dst = cuda.device_array_like(src)
-            dst.copy_to_device(src)
-            return dst.copy_to_host(result_buffer(n))
-        return Prepared(run=run_copy, kernel=lambda: d_c.copy_to_device(d_x),
-                        fetch=d_c.copy_to_host)
     kind = variant.removeprefix("numba_")
-
-    def run():
-        dx, dy = cuda.to_device(x), cuda.to_device(y)
-        saxpy_numba_cuda.saxpy(kind, A, dx, dy)
-        return dy.copy_to_host(result_buffer(n))
-    return Prepared(run=run, kernel=lambda: saxpy_numba_cuda.saxpy(kind, A, d_x, d_y),
-                    fetch=d_y.copy_to_host)
+    return on_device(variant, n, cuda.to_device, cuda.device_array_like,
+                     lambda dst, src: dst.copy_to_device(src),
+                     lambda d, out=None: d.copy_to_host(out),
+                     lambda dx, dy: saxpy_numba_cuda.saxpy(kind, A, dx, dy))
 
 
 def setup_cupy(variant: str, n: int) -> Prepared:
     cp = saxpy_cupy.import_cupy()
     if cp is None:
         raise RuntimeError("CuPy is not installed or finds no GPU")
-    x, y = inputs(n)
-    d_x, d_y = cp.asarray(x), cp.asarray(y)
-    if variant == "cupy_copy":
-        d_c = cp.empty_like(d_x)
-
-        def run_copy():
-            src = cp.asarray(x)
-            dst = cp.empty_like(src)
-            dst.data.copy_from_device(src.data, src.nbytes)
-            return dst.get(out=result_buffer(n))
-        return Prepared(run=run_copy,
-                        kernel=lambda: d_c.data.copy_from_device(d_x.data, d_x.nbytes),
-                        fetch=lambda: cp.asnumpy(d_c))
-    fn = saxpy_cupy.kernels(cp)[variant.removeprefix("cupy_")]
-
-    def run():
-        dx, dy = cp.asarray(x), cp.asarray(y)
-        fn(A, dx, dy)
-        return dy.get(out=result_buffer(n))
-    return Prepared(run=run, kernel=lambda: fn(A, d_x, d_y), fetch=lambda: cp.asnumpy(d_y))
+    fn = None if variant == "cupy_copy" else saxpy_cupy.kernels(cp)[variant.removeprefix("cupy_")]
+    return on_device(variant, n, cp.asarray, cp.empty_like,
+                     lambda dst, src: dst.data.copy_from_device(src.data, src.nbytes),
+                     lambda d, out=None: d.get(out=out),
+                     lambda dx, dy: fn(A, dx, dy))
 
 
 def setup_torch(variant: str, n: int) -> Prepared:
     import torch
 
-    x, y = inputs(n)
     dev = torch.device("cuda")
-    d_x, d_y = torch.from_numpy(x).to(dev), torch.from_numpy(y).to(dev)
-    if variant == "torch_copy":
-        d_c = torch.empty_like(d_x)
 
-        def run_copy():
-            src = torch.from_numpy(x).to(dev)
-            out = torch.from_numpy(result_buffer(n))
-            out.copy_(torch.empty_like(src).copy_(src))
-            return out.numpy()
-        return Prepared(run=run_copy, kernel=lambda: d_c.copy_(d_x),
-                        fetch=lambda: d_c.cpu().numpy())
-
-    def run():
-        dy = torch.from_numpy(y).to(dev)
-        dy.add_(torch.from_numpy(x).to(dev), alpha=float(A))  # y += a*x, one kernel
-        out = torch.from_numpy(result_buffer(n))
-        out.copy_(dy)
-        return out.numpy()
-    return Prepared(run=run, kernel=lambda: d_y.add_(d_x, alpha=float(A)),
-                    fetch=lambda: d_y.cpu().numpy())
+    def get(d, out=None):
+        return d.cpu().numpy() if out is None else torch.from_numpy(out).copy_(d).numpy()
+    return on_device(variant, n, lambda a: torch.from_numpy(a).to(dev), torch.empty_like,
+                     lambda dst, src: dst.copy_(src), get,
+                     lambda dx, dy: dy.add_(dx, alpha=float(A)))  # y += a*x, one kernel
 
 
 def setup(variant: str, p: dict) -> Prepared:

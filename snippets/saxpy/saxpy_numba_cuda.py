@@ -1,24 +1,36 @@
 """SAXPY (y = a*x + y) on an NVIDIA GPU with Numba CUDA: four kernels, from one element per
 thread to 16-byte loads and stores, each timed next to a device-to-device copy.
 
-Run:  python saxpy_numba_cuda.py [N]          (default N = 2^28 floats; needs an NVIDIA GPU and
-      `pip install numba-cuda`)
+Run:  python saxpy_numba_cuda.py [N]          (default N = 2^28 floats; needs an NVIDIA GPU,
+      `pip install numba-cuda` and saxpy_common.py beside it)
 Without a GPU, the CUDA simulator runs the same kernels on the CPU (small N, check only):
       NUMBA_ENABLE_CUDASIM=1 python saxpy_numba_cuda.py 1000 --check-only
 """
 
-# --8<-- [start:imports]
-import argparse
+import os
+import signal
 import sys
-import time
 
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
+
+# --8<-- [start:imports]
 import numpy as np
 from numba import config, cuda
+
+from saxpy_common import (A, CALLS, command_line, make_inputs, mismatches, report,
+                          seconds_per_call)
 # --8<-- [end:imports]
 
 THREADS = 256
-CALLS = 10  # launches per timed sample: keeps Python's launch overhead out of the figure
-A = np.float32(2.0)
 
 
 # --8<-- [start:one]
@@ -154,61 +166,16 @@ def saxpy(variant: str, a, d_x, d_y):
 # --8<-- [end:launch]
 
 
-def make_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Exactly representable values: a*x + y is exact in float32, with or without an FMA."""
-    i = np.arange(n, dtype=np.int64)
-    return ((i % 1000) * 0.5 - 250).astype(np.float32), ((i % 777) * 0.25).astype(np.float32)
-
-
 def check(variant: str, n: int) -> int:
     """Run one kernel once; how many elements differ from NumPy's result."""
-    x, y = make_inputs(n)
-    d_x, d_y = cuda.to_device(x), cuda.to_device(y)
-    saxpy(variant, A, d_x, d_y)
-    return int(np.count_nonzero(d_y.copy_to_host() != A * x + y))
-
-
-# --8<-- [start:timing]
-def seconds_per_call(fn, repeats: int = 20) -> float:
-    """Median over `repeats` samples of CALLS calls between two CUDA events, per call."""
-    for _ in range(3):
-        fn()                   # warm-up (the first call also compiles)
-    if config.ENABLE_CUDASIM:  # the simulator's events time nothing: use the host clock
-        t0 = time.perf_counter()
-        fn()
-        return time.perf_counter() - t0
-    samples = []
-    for _ in range(repeats):
-        start, end = cuda.event(), cuda.event()
-        start.record()
-        for _ in range(CALLS):
-            fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) / 1e3 / CALLS)
-    return float(np.median(samples))
-# --8<-- [end:timing]
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= 2**32:
-        raise argparse.ArgumentTypeError(f"must be from 1 to 2^32, got {value}")
-    return value
+    return mismatches(lambda a, x, y: saxpy(variant, a, x, y), n, cuda.to_device,
+                      lambda d: d.copy_to_host())
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("n", nargs="?", type=positive_int, default=2**28,
-                        help="number of float32 elements (default 2^28 = 268435456)")
+    parser = command_line(__doc__, n=2**28, repeats=20)
     parser.add_argument("--variant", choices=[*KERNELS, "all"], default="all",
                         help="which kernel (default: all four)")
-    parser.add_argument("--repeats", type=positive_int, default=20,
-                        help="timed samples after warm-up; the median is reported (default 20)")
     parser.add_argument("--check-only", action="store_true",
                         help="check the result against NumPy and stop (no timing)")
     args = parser.parse_args(argv)
@@ -228,15 +195,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     x, y = make_inputs(args.n)
     d_x, d_y, d_copy = cuda.to_device(x), cuda.to_device(y), cuda.device_array_like(x)
-    copy_s = seconds_per_call(lambda: d_copy.copy_to_device(d_x), args.repeats)
-    copy_bw = 8 * args.n / copy_s  # read 1 float, write 1 float per element
-    print(f"SAXPY, Numba CUDA, N = {args.n:,} float32")
-    print(f"{'device copy':12s} {copy_s * 1e3:9.4f} ms {copy_bw / 1e9:8.1f} GB/s")
+    timed = {"device copy": (seconds_per_call(lambda: d_copy.copy_to_device(d_x), args.repeats,
+                                              CALLS, cuda.synchronize), 8)}
     for variant in variants:
-        s = seconds_per_call(lambda: saxpy(variant, A, d_x, d_y), args.repeats)
-        bw = 12 * args.n / s     # read x, read y, write y: 3 float32 per element
-        print(f"{variant:12s} {s * 1e3:9.4f} ms {bw / 1e9:8.1f} GB/s  "
-              f"{100 * bw / copy_bw:5.1f}% of the copy")
+        timed[variant] = (seconds_per_call(lambda: saxpy(variant, A, d_x, d_y), args.repeats,
+                                           CALLS, cuda.synchronize), 12)
+    report(f"SAXPY, Numba CUDA, N = {args.n:,} float32", args.n, timed, ceiling="device copy")
     if config.ENABLE_CUDASIM:
         print("(CUDA simulator: these are times of Python on the CPU, not of a GPU)")
     print(f"OK: all {args.n} elements match")
@@ -244,8 +208,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())

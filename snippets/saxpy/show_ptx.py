@@ -1,14 +1,28 @@
 """Show the global-memory loads and stores the compiler emitted for each Numba SAXPY kernel:
 PTX (NVIDIA's virtual instruction set) and, with --sass, the GPU's own machine code.
 
-Needs saxpy_numba_cuda.py beside it, the CUDA toolkit's NVVM, and for --sass a GPU and nvdisasm.
+Needs saxpy_numba_cuda.py and saxpy_common.py beside it, the CUDA toolkit's NVVM, and for --sass a GPU and nvdisasm.
 Run:  python show_ptx.py [--sass] [--cc 9.0]
 """
+
+import os
+import signal
+import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
 
 # --8<-- [start:imports]
 import argparse
 import re
-import sys
 
 from numba import config, cuda, float32
 
@@ -65,8 +79,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())
