@@ -12,10 +12,22 @@ with smaller tiles (it runs one Python thread per GPU thread).
 # --8<-- [start:imports]
 from __future__ import annotations
 
+import os
+import signal
+import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
 import argparse
 import math
-import os
-import sys
 
 import numpy as np
 from llvmlite import ir
@@ -68,16 +80,22 @@ assert B_LOADS * WTHREADS * 4 == WBK * WBN and WTM % 4 == 0 and WTN % 4 == 0
 
 
 # --8<-- [start:naive]
+@cuda.jit(device=True, fastmath=True)
+def dot(a, b, row, col):
+    """Row `row` of A times column `col` of B: the K multiply-adds of one element of C."""
+    acc = float32(0.0)
+    for k in range(a.shape[1]):
+        acc += a[row, k] * b[k, col]
+    return acc
+
+
 @cuda.jit(fastmath=True)
 def naive(a, b, c):
     # threadIdx.x walks down a column of C: neighbouring threads read rows of A K floats apart.
     row = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     col = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
     if row < c.shape[0] and col < c.shape[1]:
-        acc = float32(0.0)
-        for k in range(a.shape[1]):
-            acc += a[row, k] * b[k, col]
-        c[row, col] = acc
+        c[row, col] = dot(a, b, row, col)
 # --8<-- [end:naive]
 
 
@@ -88,10 +106,7 @@ def coalesced(a, b, c):
     col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
     if row < c.shape[0] and col < c.shape[1]:
-        acc = float32(0.0)
-        for k in range(a.shape[1]):
-            acc += a[row, k] * b[k, col]
-        c[row, col] = acc
+        c[row, col] = dot(a, b, row, col)
 # --8<-- [end:coalesced]
 
 
@@ -447,21 +462,33 @@ def run_checked(name: str, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, fl
 # --8<-- [end:check]
 
 
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Check Numba CUDA SGEMM kernels against a float64 NumPy reference.")
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("m", type=int, nargs="?", default=256, help="rows of A and C")
-    parser.add_argument("n", type=int, nargs="?", help="columns of B and C (default: m)")
-    parser.add_argument("k", type=int, nargs="?", help="columns of A, rows of B (default: m)")
+    side = number(int, 1, 16384)
+    parser.add_argument("m", type=side, nargs="?", default=256, help="rows of A and C")
+    parser.add_argument("n", type=side, nargs="?", help="columns of B and C (default: m)")
+    parser.add_argument("k", type=side, nargs="?", help="columns of A, rows of B (default: m)")
     parser.add_argument("--kernel", default="all", choices=["all", *KERNELS],
                         help="which kernel to check (default: all)")
     args = parser.parse_args(argv)
     m = args.m
     n = args.n if args.n is not None else m
     k = args.k if args.k is not None else m
-    if min(m, n, k) < 1 or max(m, n, k) > 16384:
-        parser.error("M, N and K must be between 1 and 16384")
     if not SIMULATOR and not cuda.is_available():
         print("error: no CUDA GPU found; to try this on the CPU, set NUMBA_ENABLE_CUDASIM=1",
               file=sys.stderr)
@@ -478,8 +505,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())
