@@ -7,15 +7,12 @@
 
 // --8<-- [start:check]
 // Every CUDA call returns an error code; ignoring it turns a failure into silent garbage.
-#define CUDA_CHECK(call)                                                        \
-    do {                                                                        \
-        cudaError_t err_ = (call);                                              \
-        if (err_ != cudaSuccess) {                                              \
-            fprintf(stderr, "CUDA error: %s (%s) at %s:%d\n", cudaGetErrorName(err_), \
-                    cudaGetErrorString(err_), __FILE__, __LINE__);              \
-            exit(1);                                                            \
-        }                                                                       \
-    } while (0)
+#define CUDA_CHECK(call) cuda_check((call), __FILE__, __LINE__)
+static void cuda_check(cudaError_t e, const char *file, int line) {
+    if (e == cudaSuccess) return;
+    fprintf(stderr, "CUDA error: %s (%s) at %s:%d\n", cudaGetErrorName(e), cudaGetErrorString(e), file, line);
+    exit(1);
+}
 // --8<-- [end:check]
 
 // --8<-- [start:kernel]

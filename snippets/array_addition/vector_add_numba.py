@@ -4,10 +4,23 @@ Run:  python vector_add_numba.py [N]
 Without a GPU, run it on Numba's CUDA simulator: NUMBA_ENABLE_CUDASIM=1 python ...
 """
 
+import os
+import signal
+import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
+
 # --8<-- [start:imports]
 import argparse
-import os
-import sys
 
 import numpy as np
 from numba import cuda
@@ -60,38 +73,36 @@ def host_memory() -> int:
         return 0
 
 
-def element_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= MAX_N:
-        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_N:,}, got {value:,}")
-    need, have = 16 * value, host_memory()  # a, b, c and the reference a + b, float32 each
-    if have and need > have:
-        raise argparse.ArgumentTypeError(
-            f"{value:,} elements need {need / 2**30:.1f} GiB of host memory; this machine has "
-            f"{have / 2**30:.1f} GiB")
-    return value
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")  # one line, no usage dump
-    parser.add_argument("n", nargs="?", type=element_count, default=6,
+    parser.add_argument("n", nargs="?", type=number(int, 1, MAX_N), default=6,
                         help="number of elements (default 6: A = 1..6, B = 7..12)")
     args = parser.parse_args(argv)
+    need, have = 16 * args.n, host_memory()  # a, b, c and the reference a + b, float32 each
+    if have and need > have:
+        parser.error(f"{args.n:,} elements need {need / 2**30:.1f} GiB of host memory; this "
+                     f"machine has {have / 2**30:.1f} GiB")
 
     if not cuda.is_available():
         print("error: no CUDA GPU found; to try this on the CPU, set NUMBA_ENABLE_CUDASIM=1",
               file=sys.stderr)
         return 1
-    try:
-        a, b = make_inputs(args.n)
-        c = add_on_gpu(a, b)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    a, b = make_inputs(args.n)
+    c = add_on_gpu(a, b)
     print(format_result(c))
     bad = np.flatnonzero(c != a + b)  # the same float32 additions, done by NumPy on the CPU
     if bad.size:

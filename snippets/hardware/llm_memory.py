@@ -14,10 +14,24 @@ GPUs (tensor parallel) each reads 1/N of it, in parallel.
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
+
 # --8<-- [start:imports]
 import argparse
 import math
-import sys
 # --8<-- [end:imports]
 
 # --8<-- [start:shapes]
@@ -68,15 +82,15 @@ def plan(model: str, weights: str, kv: str, context: int, batch: int, gpu_gb: fl
             "weights_alone_fit": w <= (gpu_gb - reserve_gb) * 1e9}
 
 
-def bounded(kind, low, high):
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
     def parse(text: str):
         try:
             value = kind(text)
         except ValueError:
-            what = "whole number" if kind is int else "number"
-            raise argparse.ArgumentTypeError(f"not a {what}: {text!r}") from None
-        if not (low <= value <= high):  # also rejects nan
-            raise argparse.ArgumentTypeError(f"must be between {low} and {high}, got {text}")
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
         return value
     return parse
 
@@ -87,15 +101,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", choices=MODELS, default="llama-3.1-70b")
     parser.add_argument("--weights", choices=BYTES, default="bf16", help="weight precision")
     parser.add_argument("--kv", choices=BYTES, default="bf16", help="KV cache precision")
-    parser.add_argument("--context", type=bounded(int, 1, 10_000_000), default=8192,
+    parser.add_argument("--context", type=number(int, 1, 10_000_000), default=8192,
                         help="tokens per sequence (prompt + output), 8192")
-    parser.add_argument("--batch", type=bounded(int, 1, 100_000), default=8,
+    parser.add_argument("--batch", type=number(int, 1, 100_000), default=8,
                         help="sequences decoded together, 8")
-    parser.add_argument("--gpu-gb", type=bounded(float, 1.0, 10_000.0), default=141.0,
+    parser.add_argument("--gpu-gb", type=number(float, 1.0, 10_000.0), default=141.0,
                         help="memory per GPU in GB (default 141: NVIDIA H200 SXM datasheet)")
-    parser.add_argument("--gpu-tbs", type=bounded(float, 0.01, 1000.0), default=4.8,
+    parser.add_argument("--gpu-tbs", type=number(float, 0.01, 1000.0), default=4.8,
                         help="memory bandwidth per GPU in TB/s (default 4.8: H200 datasheet)")
-    parser.add_argument("--reserve-gb", type=bounded(float, 0.0, 10_000.0), default=0.0,
+    parser.add_argument("--reserve-gb", type=number(float, 0.0, 10_000.0), default=0.0,
                         help="memory kept free per GPU (CUDA context, activations), 0")
     args = parser.parse_args(argv)
     if args.reserve_gb >= args.gpu_gb:
@@ -119,8 +133,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())

@@ -11,9 +11,23 @@ and NVIDIA H100/H200 SXM (132 SMs of 128 FP32 units: "NVIDIA Hopper Architecture
 https://developer.nvidia.com/blog/nvidia-hopper-architecture-in-depth/); as of 2026-11-29.
 """
 
+import os
+import signal
+import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
+
 # --8<-- [start:imports]
 import argparse
-import sys
 # --8<-- [end:imports]
 
 
@@ -27,22 +41,26 @@ def gpu_lanes(sms: int, fp32_per_sm: int) -> int:
 # --8<-- [end:lanes]
 
 
-def count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= 1_000_000:
-        raise argparse.ArgumentTypeError(f"must be from 1 to 1000000, got {value}")
-    return value
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
+    count = number(int, 1, 1_000_000)
     parser.add_argument("--cpu-cores", type=count, default=56)
     parser.add_argument("--fma-units", type=count, default=2, help="FMA units per core")
-    parser.add_argument("--simd-bits", type=count, default=512, choices=(128, 256, 512))
+    parser.add_argument("--simd-bits", type=int, default=512, choices=(128, 256, 512))
     parser.add_argument("--sms", type=count, default=132)
     parser.add_argument("--fp32-per-sm", type=count, default=128)
     args = parser.parse_args(argv)
@@ -56,8 +74,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())
