@@ -14,10 +14,22 @@ Without a GPU, TRITON_INTERPRET=1 runs the same kernel on the CPU, in Triton's i
 # --8<-- [start:imports]
 from __future__ import annotations
 
+import os
+import signal
+import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
 import argparse
 import math
-import os
-import sys
 
 import numpy as np
 
@@ -39,6 +51,19 @@ except ImportError as exc:  # one line saying what is missing (--help still answ
 # --8<-- [end:imports]
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
 
 
 # --8<-- [start:kernel]
@@ -126,25 +151,17 @@ def run_checked(m: int, n: int, k: int, seed: int = 0) -> tuple[float, float, st
 # --8<-- [end:check]
 
 
-def size(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= 16384:
-        raise argparse.ArgumentTypeError(f"must be 1..16384, got {value}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Check a Triton matrix product against a float64 NumPy reference.")
-    parser.add_argument("m", type=size, nargs="?", default=256, help="rows of A and C")
-    parser.add_argument("n", type=size, nargs="?", help="columns of B and C (default: m)")
-    parser.add_argument("k", type=size, nargs="?", help="columns of A, rows of B (default: m)")
+    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
+    parser.add_argument("size", type=number(int, 1, 16384), nargs="*", default=[256],
+                        help="M [N [K]]: C (M x N) = A (M x K) @ B (K x N); N and K default "
+                             "to M, M to 256")
     args = parser.parse_args(argv)
-    m = args.m
-    n, k = args.n or m, args.k or m
+    if len(args.size) > 3:
+        parser.error(f"at most three sizes (M N K), got {len(args.size)}")
+    m, n, k = [*args.size, args.size[0], args.size[0]][:3]  # N and K default to M
     if not INTERPRET and not torch.cuda.is_available():
         print("error: no CUDA GPU found; to try this on the CPU, set TRITON_INTERPRET=1",
               file=sys.stderr)
@@ -157,8 +174,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())

@@ -431,6 +431,19 @@ def matmul(name: str, d_a, d_b, d_c) -> None:
 # --8<-- [end:launch]
 
 
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
+
+
 # --8<-- [start:check]
 def tolerance(k: int) -> float:
     """float32 rounding grows like sqrt(K) * 2^-24 for random data; allow 8 times that."""
@@ -460,19 +473,6 @@ def run_checked(name: str, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, fl
     ref = a.astype(np.float64) @ b.astype(np.float64)
     return c, relative_error(c, ref)
 # --8<-- [end:check]
-
-
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
 
 
 def main(argv: list[str] | None = None) -> int:
