@@ -8,6 +8,7 @@ here. Skipped with a reason when Chromium or npm (for axe-core) cannot be had.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import pytest
@@ -205,25 +206,32 @@ def test_accessibility_dark_scheme(site_visits):
     assert not blocking(site_visits.dark), "axe-core: serious or critical violations"
 
 
-def test_the_checks_catch_a_bad_page(browser, site_server, axe_source, tmp_path):
-    """A page with an off-site image, a missing file, an image without alt text, an error in
-    its script and a Mermaid block that cannot render: every check above must see it."""
+@contextmanager
+def bad_page(browser, tmp_path, body: str):
+    """(page, server): a light-scheme browser page and a server of its own for one index.html
+    holding `body`; both closed afterwards."""
     (tmp_path / "index.html").write_text(
-        '<!doctype html><html lang="en"><head><title>bad</title></head><body><main>'
-        '<img src="https://example.invalid/x.png" alt="off-site">'
-        '<img src="missing.png">'
-        '<div class="mermaid">graph TD; A--&gt;B</div>'
-        '<script>console.error("boom")</script></main></body></html>')
+        f'<!doctype html><html lang="en"><head><title>bad</title></head><body><main>{body}'
+        '</main></body></html>')
     server, httpd = serve(tmp_path)
     context = new_context(browser, server, "light")
     try:
-        page = context.new_page()
-        visit = visit_page(page, Recorder(page, server), server, "", "light", axe_source,
-                           full=True, mermaid_timeout_ms=1000)
+        yield context.new_page(), server
     finally:
         context.close()
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_the_checks_catch_a_bad_page(browser, site_server, axe_source, tmp_path):
+    """A page with an off-site image, a missing file, an image without alt text, an error in
+    its script and a Mermaid block that cannot render: every check above must see it."""
+    with bad_page(browser, tmp_path, '<img src="https://example.invalid/x.png" alt="off-site">'
+                  '<img src="missing.png">'
+                  '<div class="mermaid">graph TD; A--&gt;B</div>'
+                  '<script>console.error("boom")</script>') as (page, server):
+        visit = visit_page(page, Recorder(page, server), server, "", "light", axe_source,
+                           full=True, mermaid_timeout_ms=1000)
     assert any("boom" in e for e in visit.console_errors)
     assert any("example.invalid" in r for r in visit.offsite_requests)
     assert any("missing.png" in r for r in visit.failed_requests)
@@ -235,20 +243,22 @@ def test_the_checks_catch_a_bad_page(browser, site_server, axe_source, tmp_path)
 
 # ---------------------------------------------------------------- readable on every screen
 
+@pytest.fixture(params=["1280px", "390px"])
+def visits(request, site_visits):
+    """The light-scheme visits at a desktop width (1280 px) and at a phone's (390 px)."""
+    return site_visits.light if request.param == "1280px" else site_visits.narrow
+
+
 def readable(visits, key) -> dict[str, list]:
     return {label(p): v.readability.get(key) for p, v in visits.items()
             if v.readability.get(key)}
 
 
-@pytest.mark.parametrize("width", ["1280px", "390px"])
-def test_a_table_wider_than_the_column_says_it_scrolls(site_visits, width):
-    visits = site_visits.light if width == "1280px" else site_visits.narrow
+def test_a_table_wider_than_the_column_says_it_scrolls(visits):
     assert not readable(visits, "tables"), "tables that scroll sideways with no visible cue"
 
 
-@pytest.mark.parametrize("width", ["1280px", "390px"])
-def test_code_in_table_cells_never_breaks(site_visits, width):
-    visits = site_visits.light if width == "1280px" else site_visits.narrow
+def test_code_in_table_cells_never_breaks(visits):
     assert not readable(visits, "broken_code"), "identifiers broken over two lines in a cell"
 
 
@@ -260,9 +270,7 @@ def test_every_chart_has_a_dark_copy_and_shows_it_in_the_dark_scheme(site_visits
     assert not {p: c for p, c in wrong.items() if c}
 
 
-@pytest.mark.parametrize("width", ["1280px", "390px"])
-def test_chart_type_is_readable(site_visits, width):
-    visits = site_visits.light if width == "1280px" else site_visits.narrow
+def test_chart_type_is_readable(visits):
     small = {label(p): [(c["alt"][:50], round(c["min_px"], 1)) for c in
                         v.readability.get("charts", [])
                         if c["min_px"] is None or c["min_px"] < MIN_READABLE_PX]
@@ -270,15 +278,11 @@ def test_chart_type_is_readable(site_visits, width):
     assert not {p: c for p, c in small.items() if c}, f"chart type under {MIN_READABLE_PX} px"
 
 
-@pytest.mark.parametrize("width", ["1280px", "390px"])
-def test_diagram_text_is_readable(site_visits, width):
-    visits = site_visits.light if width == "1280px" else site_visits.narrow
+def test_diagram_text_is_readable(visits):
     assert not readable(visits, "small_diagram_text"), f"diagram text under {MIN_READABLE_PX} px"
 
 
-@pytest.mark.parametrize("width", ["1280px", "390px"])
-def test_notebook_output_lines_do_not_wrap(site_visits, width):
-    visits = site_visits.light if width == "1280px" else site_visits.narrow
+def test_notebook_output_lines_do_not_wrap(visits):
     assert not readable(visits, "wrapped_outputs"), "notebook output lines wrapped inside a word"
 
 
@@ -290,27 +294,17 @@ def test_the_readability_checks_catch_a_bad_page(browser, tmp_path):
     import base64
 
     data = base64.b64encode(svg.encode()).decode()
-    (tmp_path / "index.html").write_text(
-        '<!doctype html><html lang="en"><head><title>bad</title></head><body><main>'
-        '<div class="md-typeset"><div class="md-typeset__scrollwrap" style="overflow-x:auto;'
-        'width:200px"><table style="width:900px"><tr><td>wide</td></tr></table></div>'
-        '<table><tr><td><div style="width:80px"><code style="word-break:break-all">'
-        'cudaErrorInsufficientDriver</code></div></td></tr></table>'
-        f'<figure class="data-chart"><img class="chart-light" alt="a chart" style="width:300px" '
-        f'src="data:image/svg+xml;base64,{data}"></figure></div>'
-        '<div class="jupyter-wrapper"><div class="jp-OutputArea-output"><pre style="width:80px;'
-        'white-space:pre-wrap;word-break:break-all">CPU njit_parallel 1234567</pre></div></div>'
-        '</main></body></html>')
-    server, httpd = serve(tmp_path)
-    context = new_context(browser, server, "light")
-    try:
-        page = context.new_page()
+    body = ('<div class="md-typeset"><div class="md-typeset__scrollwrap" style="overflow-x:auto;'
+            'width:200px"><table style="width:900px"><tr><td>wide</td></tr></table></div>'
+            '<table><tr><td><div style="width:80px"><code style="word-break:break-all">'
+            'cudaErrorInsufficientDriver</code></div></td></tr></table>'
+            f'<figure class="data-chart"><img class="chart-light" alt="a chart" '
+            f'style="width:300px" src="data:image/svg+xml;base64,{data}"></figure></div>'
+            '<div class="jupyter-wrapper"><div class="jp-OutputArea-output"><pre style="width:80px;'
+            'white-space:pre-wrap;word-break:break-all">CPU njit_parallel 1234567</pre></div></div>')
+    with bad_page(browser, tmp_path, body) as (page, server):
         page.goto(server.url(""), wait_until="load")
         found = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
-    finally:
-        context.close()
-        httpd.shutdown()
-        httpd.server_close()
     assert found["tables"], found
     assert found["broken_code"], found
     assert found["wrapped_outputs"], found
