@@ -213,26 +213,31 @@ def test_cli_exits_1_when_a_variant_fails(toy_file, tmp_path, how):
     assert results.read_results(tmp_path / "t.json")["measurements"]  # what worked is kept
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["nothing_here", "--output", "{tmp}/x.json"], "no benchmark"),
-    (["mandelbrot", "--variants", "cuda_f16", "--output", "{tmp}/x.json"], "unknown variant"),
-    (["mandelbrot", "--cases", "huge", "--output", "{tmp}/x.json"], "unknown case"),
-    (["mandelbrot", "--repeats", "0", "--output", "{tmp}/x.json"], "must be from 1 to"),
+OUT = ["--output", "{tmp}/x.json"]
+BAD_ARGUMENTS = [  # (what follows run.py, a piece of the one-line error it must give)
+    # the benchmark: a registered name or a Python file that registers one
+    (["nothing_here", *OUT], "no benchmark"), (["{tmp}/absent.py", *OUT], "does not exist"),
+    (["{tmp}/notes.txt", *OUT], "is not a Python file"),
+    (["{tmp}/garbage.py", *OUT], "cannot load benchmark"),
+    (["{tmp}/empty.py", *OUT], "registered no benchmark"),
+    # names and numbers
+    (["mandelbrot", "--variants", "cuda_f16", *OUT], "unknown variant"),
+    (["mandelbrot", "--cases", "huge", *OUT], "unknown case"),
+    (["mandelbrot", "--cases", ","], "at least one name"),
+    (["mandelbrot", "--repeats", "0", *OUT], "must be from 1 to"),
     (["mandelbrot", "--repeats", "1e9"], "not a whole number"),
     (["mandelbrot", "--repeats", "100001"], "must be from 1 to 100000"),
     (["mandelbrot", "--min-sample", "nan"], "must be finite"),
     (["mandelbrot", "--min-sample", "-1"], "above 0"),
     (["mandelbrot", "--compile-runs", "-1"], "must be from 0 to"),
-    (["mandelbrot", "--cases", ","], "at least one name"),
-    (["mandelbrot"], "--output is required"),
-    (["mandelbrot", "--output", "{tmp}"], "is a folder"),
+    # the output file
+    (["mandelbrot"], "--output is required"), (["mandelbrot", "--output", "{tmp}"], "is a folder"),
     (["mandelbrot", "--output", "{tmp}/missing/x.json"], "does not exist"),
     (["mandelbrot", "--output", "/proc/x.json"], "cannot write"),
-    (["{tmp}/notes.txt", "--output", "{tmp}/x.json"], "is not a Python file"),
-    (["{tmp}/garbage.py", "--output", "{tmp}/x.json"], "cannot load benchmark"),
-    (["{tmp}/empty.py", "--output", "{tmp}/x.json"], "registered no benchmark"),
-    (["{tmp}/absent.py", "--output", "{tmp}/x.json"], "does not exist"),
-])
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD_ARGUMENTS)
 def test_cli_rejects_bad_arguments(args, message, tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("not code\n")
     (tmp_path / "garbage.py").write_bytes(b"\x00\xff\xfe def (((\n")
