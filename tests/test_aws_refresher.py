@@ -187,22 +187,33 @@ def test_unwritable_outputs_fail_before_reading_the_offer(tmp_path, where):
     assert "--out" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.parametrize("step", ["write", "rename"])
 @pytest.mark.parametrize("failure", [OSError(28, "No space left on device"), KeyboardInterrupt()])
-def test_an_interrupted_write_keeps_the_earlier_table(tmp_path, monkeypatch, failure):
+def test_an_interrupted_write_keeps_the_earlier_table(tmp_path, monkeypatch, failure, step):
     mod = load_snippet(REFRESH)
     target = tmp_path / "data.csv"
     target.write_text("earlier\n")
+    real_write = mod.Path.write_text
 
-    def fail(fd):
+    def half_then_fail(self, text, *args, **kwargs):  # a full disk, or a stop, halfway through
+        real_write(self, text[:len(text) // 2])
         raise failure
-    monkeypatch.setattr(mod.os, "fsync", fail)
+
+    def fail(*args):
+        raise failure
+    if step == "write":
+        monkeypatch.setattr(mod.Path, "write_text", half_then_fail)
+    else:
+        monkeypatch.setattr(mod.os, "replace", fail)
     with pytest.raises(type(failure)):
         mod.write_atomically(target, "new\n" * 1000)
     assert target.read_text() == "earlier\n"
-    assert [p.name for p in tmp_path.iterdir()] == ["data.csv"]  # no temporary file left
+    # Left beside it: the temporary file, under its own name, never half a table under the real one.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".data.csv.partial", "data.csv"]
     monkeypatch.undo()
-    mod.write_atomically(target, "new\n")
+    mod.write_atomically(target, "new\n")  # the next run writes over the leftover and renames it
     assert target.read_text() == "new\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["data.csv"]
 
 
 def test_help():

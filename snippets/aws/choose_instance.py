@@ -16,12 +16,25 @@ the site's table is built from); pass it with --data. --memory-only needs no tab
 # --8<-- [start:imports]
 from __future__ import annotations
 
+import os
+import signal
+import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
 import argparse
 import csv
 import json
 import math
 import re
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 # --8<-- [end:imports]
@@ -287,27 +300,17 @@ def table(options: list[Option]) -> str:
     return "\n".join([line(head), line(["-" * w for w in widths]), *map(line, rows)])
 
 
-def number(kind: type, low: float, high: float, low_ok: bool = False):
-    """An argparse type: a finite number in (low, high] ([low, high] with low_ok), whole for int."""
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
     def parse(text: str):
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected a {'whole ' * (kind is int)}number, got {text!r}") from None
-        if not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
-        if value < low or (value == low and not low_ok):
-            raise argparse.ArgumentTypeError(
-                f"must be {'at least' if low_ok else 'greater than'} {low:g}, got {text}")
-        if value > high:
-            raise argparse.ArgumentTypeError(f"must be at most {high:g}, got {text}")
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
         return value
     return parse
-
-
-def positive(kind: type, high: float = 1e12):
-    return number(kind, 0, high)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -316,9 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "and rank the AWS instances that fit by what the job costs "
                     "(on-demand, us-east-1, from the instance table).")
     need = p.add_mutually_exclusive_group(required=True)
-    need.add_argument("--memory-gib", type=positive(float, 1e6),
+    need.add_argument("--memory-gib", type=number(float, 0.001, 1e6),
                       help="GPU memory the job needs in total, GiB")
-    need.add_argument("--params", type=positive(float, 1e13),
+    need.add_argument("--params", type=number(float, 1.0, 1e13),
                       help="model size in parameters (7e9 for 7B); needs --precision")
     need.add_argument("--model", choices=sorted(MODELS),
                       help="a model whose shape (and so parameters and KV cache) comes from its "
@@ -334,30 +337,30 @@ def build_parser() -> argparse.ArgumentParser:
                       help="LoRA: frozen weights in --precision, trained low-rank adapters")
     mode.add_argument("--qlora", action="store_true",
                       help="QLoRA: frozen weights in 4-bit NF4, trained low-rank adapters")
-    p.add_argument("--lora-rank", type=positive(int, 4096), default=16,
+    p.add_argument("--lora-rank", type=number(int, 1, 4096), default=16,
                    help="adapter rank on all linear layers, with --model (default 16)")
-    p.add_argument("--trainable-fraction", type=number(float, 0, 1),
+    p.add_argument("--trainable-fraction", type=number(float, 1e-9, 1.0),
                    help="share of parameters the adapters add, with --params and --lora/--qlora "
                         "(your PEFT library prints it: print_trainable_parameters())")
     shape = p.add_argument_group("model shape, for the KV cache with --params")
-    shape.add_argument("--layers", type=positive(int, 1000), help="num_hidden_layers")
-    shape.add_argument("--kv-heads", type=positive(int, 1024), help="num_key_value_heads")
-    shape.add_argument("--head-dim", type=positive(int, 4096),
+    shape.add_argument("--layers", type=number(int, 1, 1000), help="num_hidden_layers")
+    shape.add_argument("--kv-heads", type=number(int, 1, 1024), help="num_key_value_heads")
+    shape.add_argument("--head-dim", type=number(int, 1, 4096),
                        help="head dimension (hidden_size / num_attention_heads)")
-    p.add_argument("--context", type=positive(int, 100_000_000),
+    p.add_argument("--context", type=number(int, 1, 100_000_000),
                    help="tokens per sequence held in the KV cache (prompt + output), inference")
-    p.add_argument("--batch", type=positive(int, 100_000), default=1,
+    p.add_argument("--batch", type=number(int, 1, 100_000), default=1,
                    help="sequences served at once (default 1)")
     p.add_argument("--kv-precision", choices=["fp32", "bf16", "fp16", "fp8"], default="bf16",
                    help="precision of the KV cache (default bf16)")
-    p.add_argument("--gpus", type=positive(int, 1024), default=1,
+    p.add_argument("--gpus", type=number(int, 1, 1024), default=1,
                    help="GPUs on one instance the memory is split over (default 1)")
-    p.add_argument("--reserve-gib", type=number(float, 0, 64, low_ok=True), default=1.0,
+    p.add_argument("--reserve-gib", type=number(float, 0.0, 64.0), default=1.0,
                    help="memory per GPU the job cannot use: CUDA context, library workspaces "
                         "(default 1.0)")
-    p.add_argument("--hours", type=positive(float, 100_000),
+    p.add_argument("--hours", type=number(float, 0.001, 100_000.0),
                    help="hours the job runs on the instance (needed unless --memory-only)")
-    p.add_argument("--overhead", type=number(float, 1, 100, low_ok=True), default=1.2,
+    p.add_argument("--overhead", type=number(float, 1.0, 100.0), default=1.2,
                    help="factor on the model state and KV cache for activations, workspace and "
                         "allocator slack (default 1.2)")
     p.add_argument("--memory-only", action="store_true",
@@ -365,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", type=Path, default=DATA,
                    help="the instance table, a CSV file (default: docs/data/aws-instances.csv "
                         "under the current folder, as in the site's repository)")
-    p.add_argument("--top", type=positive(int, 1000), default=10, help="rows to show (default 10)")
+    p.add_argument("--top", type=number(int, 1, 1000), default=10, help="rows to show (default 10)")
     p.add_argument("--include-retired", action="store_true", help="also rank retired instances")
     p.add_argument("--nvidia-only", action="store_true",
                    help="leave out AWS Inferentia/Trainium (they need the Neuron SDK, not CUDA)")
@@ -452,6 +455,16 @@ def estimate(args) -> Estimate:
 # --8<-- [end:estimate]
 
 
+def show(text: str) -> int:
+    """Print the answer; a reader that stops reading (| head) is not an error worth a traceback."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -474,8 +487,7 @@ def main(argv: list[str] | None = None) -> int:
                          f"GPU{'s' * (args.gpus > 1)} = {per_gpu:.2f} GiB; each GPU also keeps "
                          f"{args.reserve_gib:g} GiB in reserve"]
     if args.memory_only:
-        print("\n".join(lines))
-        return 0
+        return show("\n".join(lines))
     workload = "inference" if est.mode == "inference" else "training"
     try:
         instances = load_instances(args.data)
@@ -509,27 +521,16 @@ def main(argv: list[str] | None = None) -> int:
     shown = options[:args.top]
     as_of = max(i.price_as_of for i in instances)
     if args.json:
-        print(json.dumps({"workload": workload, "mode": est.mode, "precision": args.precision,
-                          "memory_gib": round(est.total_gib, 2),
-                          "kv_cache_gib": round(est.kv_bytes / GIB, 2), "gpus": args.gpus,
-                          "reserve_gib": args.reserve_gib, "hours": args.hours,
-                          "prices_as_of": as_of, "options": [asdict(o) for o in shown]},
-                         indent=2, allow_nan=False))
-        return 0
-    if args.explain:
-        print("\n".join(lines))
-    print(f"{len(options)} instances fit; cheapest {len(shown)} for {args.hours:g} h "
-          f"(on-demand, us-east-1, prices as of {as_of}):")
-    print(table(shown))
-    return 0
+        return show(json.dumps({
+            "workload": workload, "mode": est.mode, "precision": args.precision,
+            "memory_gib": round(est.total_gib, 2), "kv_cache_gib": round(est.kv_bytes / GIB, 2),
+            "gpus": args.gpus, "reserve_gib": args.reserve_gib, "hours": args.hours,
+            "prices_as_of": as_of, "options": [asdict(o) for o in shown]}, indent=2, allow_nan=False))
+    return show("\n".join([*(lines if args.explain else []),
+                           f"{len(options)} instances fit; cheapest {len(shown)} for "
+                           f"{args.hours:g} h (on-demand, us-east-1, prices as of {as_of}):",
+                           table(shown)]))
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
-    except BrokenPipeError:  # the reader closed the pipe (| head): nothing left to say
-        sys.stderr.close()
-        sys.exit(1)
+    sys.exit(main())

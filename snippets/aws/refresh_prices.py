@@ -15,15 +15,26 @@ or an interrupt leaves the earlier table intact.
 # --8<-- [start:imports]
 from __future__ import annotations
 
+import os
+import signal
+import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
 import argparse
 import csv
 import datetime as dt
 import io
 import json
 import math
-import os
-import sys
-import tempfile
 import urllib.request
 from pathlib import Path
 # --8<-- [end:imports]
@@ -165,30 +176,19 @@ def check_rows(rows: list[dict], where: str) -> None:
             raise ValueError(f"{name}: usd_per_accelerator_hour {per_acc} != {price} / {count:g}")
 
 
-def check_output(path: Path) -> None:
-    """Fail before any work if the table cannot be replaced at `path`."""
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise ValueError(f"--out {path} is a folder; give a file name")
-    if not folder.is_dir():
-        raise ValueError(f"--out {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise ValueError(f"--out {path}: folder {folder} is not writable")
+def output_file(text: str) -> Path:
+    """An argparse type: a file path in an existing, writable folder, checked before any work."""
+    path = Path(text)
+    if path.is_dir() or not path.absolute().parent.is_dir() or not os.access(path.absolute().parent, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text}: not a file in an existing, writable folder")
+    return path
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write to a temporary file beside `path`, then rename it over `path` in one step."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
-                               prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Write through a temporary file and rename it: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
+    os.replace(tmp, path)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -200,16 +200,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DATA,
                         help="instance table to read (default: docs/data/aws-instances.csv under "
                              "the current folder)")
-    parser.add_argument("--out", type=Path, help="file to write (default: --data, replaced)")
+    parser.add_argument("--out", type=output_file,
+                        help="file to write (default: --data, replaced)")
     parser.add_argument("--dry-run", action="store_true", help="report only; write nothing")
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     args = parser.parse_args(argv)
 
-    out = args.out or args.data
     try:  # both cheap, and both before the (large) offer file is read
         fields, rows = read_table(args.data)
-        if not args.dry_run:
-            check_output(out)
+        out = args.out or (args.data if args.dry_run else output_file(str(args.data)))
+    except argparse.ArgumentTypeError as exc:  # --data is the output when --out is not given
+        parser.error(f"--data {exc} (it is replaced: give --out to write elsewhere)")
     except FileNotFoundError:
         parser.error(f"no instance table at {args.data}: pass --data")
     except OSError as exc:
@@ -268,8 +269,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted; the instance table was not changed", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())
