@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 
+INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"  # Triton's interpreter: CPU, FP32
 try:
     import torch
     import triton
@@ -49,8 +50,6 @@ except ImportError as exc:  # one line saying what is missing (--help still answ
     else:
         sys.exit(f"error: {exc.name} is not installed; this needs PyTorch and Triton")
 # --8<-- [end:imports]
-
-INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 
 
 def number(kind, low, high):
