@@ -22,7 +22,7 @@ RESULTS = ROOT / "docs/data/matmul-h200.json"
 BUILD = ROOT / "docs/data/matmul-build-h200.txt"
 LOG = ROOT / "gpu/logs/h200-2026-12-01/matmul-run.txt"
 KERNELS = ["naive", "coalesced", "smem", "blocktile_1d", "blocktile_2d", "vectorized", "warptile"]
-CUDA_KERNELS = [*KERNELS, "tensor_core"]
+CUDA_KERNELS = [*KERNELS, "tensor_core", "wgmma"]
 
 try:  # the snippet's own check needs torch as well as triton
     import torch  # noqa: F401
@@ -244,7 +244,9 @@ def test_renderer_tiles_match_the_gpu_sources(r):
     import re
 
     cu = (SNIPPETS / CUDA).read_text()
-    const = {k: int(v) for k, v in re.findall(r"\b(B[MN]1?|T[MN]1?|TILE)\s*=\s*(\d+)", cu)}
+    const: dict[str, int] = {}  # the first definition: hopper::BM and BN come later
+    for k, v in re.findall(r"\b(B[MN]1?|T[MN]1?|TILE)\s*=\s*(\d+)", cu):
+        const.setdefault(k, int(v))
     assert r.TILES["smem"][:2] == (const["TILE"], const["TILE"])
     assert r.TILES["blocktile_1d"] == (const["BM1"], const["BN1"], const["TM1"], 1)
     assert r.TILES["blocktile_2d"] == (const["BM"], const["BN"], const["TM"], const["TN"])
@@ -261,7 +263,8 @@ def test_build_report_has_every_published_kernel(r):
     for kernel in CUDA_KERNELS:
         f = facts[kernel]
         assert 16 <= f["registers"] <= 255 and f["spill_stores"] == 0, (kernel, f)
-    assert facts["tensor_core"]["dynamic_smem"] == 3 * (128 * 32 + 32 * 128) * 2
+    assert facts["tensor_core"]["dynamic_smem"] == 4 * (128 * 32 + 32 * 128) * 2  # 4 stages
+    assert facts["wgmma"]["dynamic_smem"] == 4 * (128 + 256) * 64 * 2 + 1024  # + 1 KiB to align
     # every tuning variant the page predicts was built
     assert set(r.PREDICTIONS) <= set(facts) | {"warptile", "tensor_core"} | set(
         n for n in r.PREDICTIONS if n in facts)
