@@ -24,8 +24,7 @@ if __name__ == "__main__":
 # --8<-- [start:imports]
 import numpy as np
 
-from saxpy_common import (A, CALLS, command_line, make_inputs, mismatches, report,
-                          seconds_per_call)
+from saxpy_common import A, CALLS, command_line, make_inputs, mismatches, report, seconds_per_call
 # --8<-- [end:imports]
 
 # --8<-- [start:raw_source]

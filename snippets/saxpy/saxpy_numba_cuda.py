@@ -26,8 +26,7 @@ if __name__ == "__main__":
 import numpy as np
 from numba import config, cuda
 
-from saxpy_common import (A, CALLS, command_line, make_inputs, mismatches, report,
-                          seconds_per_call)
+from saxpy_common import A, CALLS, command_line, make_inputs, mismatches, report, seconds_per_call
 # --8<-- [end:imports]
 
 THREADS = 256
