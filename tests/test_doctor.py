@@ -576,7 +576,8 @@ def test_help():
     assert out.returncode == 0 and "--json" in out.stdout and "Exit status" in out.stdout
 
 
-@pytest.mark.parametrize("args", [["--timeout", "0"], ["--timeout", "soon"], ["--frameworks", "jax"],
+@pytest.mark.parametrize("args", [["--timeout", "0"], ["--timeout", "soon"], ["--timeout", "nan"],
+                                  ["--json", "/no/such/dir/r.json"], ["--frameworks", "jax"],
                                   ["--root", "/no/such/dir"], ["--bogus"]])
 def test_bad_arguments(args):
     out = run_snippet(*[DOCTOR, *args])
@@ -663,7 +664,8 @@ def test_unwritable_json_path_fails_before_the_checks(tmp_path, where):
     target = {"missing-folder": tmp_path / "nope" / "r.json", "a-folder": tmp_path}[where]
     out = run_snippet(DOCTOR, "--frameworks", "none", "--no-compile", "--json", target)
     assert out.returncode == 2 and out.stdout == ""  # no report: the checks never ran
-    assert out.stderr.startswith("error: --json") and out.stderr.count("\n") == 1
+    assert out.stderr.startswith("error: argument --json") and out.stderr.count("\n") == 1
+    assert "not a file in an existing, writable folder" in out.stderr
     assert "Traceback" not in out.stderr
 
 
@@ -676,7 +678,12 @@ def test_an_earlier_report_survives_a_failed_write(doc, tmp_path, monkeypatch):
     monkeypatch.setattr(doc.os, "replace", fail)
     with pytest.raises(OSError):
         doc.write_atomically(target, "{}\n")
-    assert target.read_text() == "earlier\n" and [p.name for p in tmp_path.iterdir()] == ["r.json"]
+    assert target.read_text() == "earlier\n"
+    # Left beside it: the temporary file under its own name, which the next run writes over.
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".r.json.partial", "r.json"]
+    monkeypatch.undo()
+    doc.write_atomically(target, "{}\n")
+    assert target.read_text() == "{}\n" and [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
 def test_ctrl_c_is_one_line_and_exit_130(tmp_path, machine):

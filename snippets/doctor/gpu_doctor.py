@@ -16,6 +16,20 @@ found here will break some programs (read the diagnosis); 2 bad arguments.
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
 import argparse
 import concurrent.futures
 import ctypes
@@ -24,12 +38,10 @@ import glob
 import importlib.metadata
 import importlib.util
 import json
-import os
 import platform
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -1099,7 +1111,7 @@ def main(argv: list[str] | None = None) -> int:
         epilog="Exit status: 0 usable GPU and no problem; 1 no usable GPU; 3 usable GPU but "
                "something will break some programs; 2 bad arguments.")
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("--json", metavar="FILE", help="also write the full report as JSON to FILE ('-': "
+    parser.add_argument("--json", metavar="FILE", type=json_target, help="also write the full report as JSON to FILE ('-': "
                         "print only the JSON)")
     parser.add_argument("--frameworks", default="auto",
                         help="Python frameworks to import and test: 'auto' (every one installed: "
@@ -1107,7 +1119,7 @@ def main(argv: list[str] | None = None) -> int:
                              "comma-separated list")
     parser.add_argument("--no-compile", action="store_true",
                         help="do not build and run the one-element test program with nvcc")
-    parser.add_argument("--timeout", type=float, default=60.0,
+    parser.add_argument("--timeout", type=number(float, 0.001, 86400.0), default=60.0,
                         help="seconds allowed for each tool, library or framework probe (default 60)")
     parser.add_argument("--libcuda", default="libcuda.so.1",
                         help="CUDA driver library to load (default libcuda.so.1, as CUDA programs do; "
@@ -1120,8 +1132,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.probe_libraries:
         print("GPU-DOCTOR-JSON " + json.dumps(probe_libraries(json.loads(args.probe_libraries))))
         return 0
-    if not args.timeout > 0:
-        parser.error(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
     if not Path(args.root).is_dir():
         parser.error(f"--root {args.root!r} is not a directory")
     if args.frameworks not in ("auto", "none"):
@@ -1129,10 +1139,6 @@ def main(argv: list[str] | None = None) -> int:
         if unknown or not args.frameworks.strip(","):
             parser.error(f"--frameworks: unknown {', '.join(unknown) or 'empty list'}; "
                          f"choose from auto, none, {', '.join(FRAMEWORKS)}")
-    if args.json and args.json != "-":
-        problem = json_target_problem(Path(args.json))
-        if problem:
-            parser.error(f"--json {args.json}: {problem}")
     doctor = Doctor(root=args.root, libcuda=args.libcuda, frameworks=args.frameworks,
                     compile_kernel=not args.no_compile, timeout=args.timeout)
     report = build_report(doctor)
@@ -1142,40 +1148,46 @@ def main(argv: list[str] | None = None) -> int:
     print(render_text(report), end="")
     if args.json:
         try:
-            write_atomically(Path(args.json), json.dumps(report, indent=1) + "\n")
+            write_atomically(args.json, json.dumps(report, indent=1) + "\n")
         except OSError as exc:
             print(f"error: cannot write {args.json}: {exc}", file=sys.stderr)
             return 2
     return report["exit_status"]
 
 
-def json_target_problem(path: Path) -> str | None:
-    """Why the report could not be written to `path`, checked before the (slow) checks run."""
-    folder = path.parent
-    if path.is_dir():
-        return "is a folder; give a file name"
-    if not folder.is_dir():
-        return f"folder {folder} does not exist"
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        return "not writable"
-    return None
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """A temporary file beside `path`, renamed over it: an earlier report survives a failure."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def output_file(text: str) -> Path:
+    """An argparse type: a file path in an existing, writable folder, checked before any work."""
+    path = Path(text)
+    if path.is_dir() or not path.absolute().parent.is_dir() or not os.access(path.absolute().parent, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text}: not a file in an existing, writable folder")
+    return path
+
+
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Write through a temporary file and rename it: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
+    os.replace(tmp, path)
+
+
+
+def json_target(text: str):
+    """--json: "-" (the report on stdout instead of the text), or a file checked before the checks."""
+    return text if text == "-" else output_file(text)
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())
