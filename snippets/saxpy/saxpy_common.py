@@ -48,8 +48,10 @@ def report(title: str, n: int, timed: dict[str, tuple[float, int]], ceiling: str
     print(title)
     rate = {name: moved * n / s for name, (s, moved) in timed.items()}
     for name, (s, _) in timed.items():
-        share = f"  {100 * rate[name] / rate[ceiling]:5.1f}% of the copy" if ceiling and name != ceiling else ""
-        print(f"{name:12s} {s * 1e3:9.4f} ms {rate[name] / 1e9:8.1f} GB/s{share}")
+        line = f"{name:12s} {s * 1e3:9.4f} ms {rate[name] / 1e9:8.1f} GB/s"
+        if ceiling and name != ceiling:
+            line += f"  {100 * rate[name] / rate[ceiling]:5.1f}% of the copy"
+        print(line)
 
 
 def number(kind, low, high):
@@ -72,5 +74,5 @@ def command_line(doc: str, n: int, repeats: int) -> argparse.ArgumentParser:
     parser.add_argument("n", nargs="?", type=number(int, 1, 2**32), default=n,
                         help=f"number of float32 elements (default {n:,})")
     parser.add_argument("--repeats", type=number(int, 1, 10**6), default=repeats,
-                        help=f"timed samples after warm-up; the median is reported (default {repeats})")
+                        help=f"timed samples after a warm-up; the median is reported ({repeats})")
     return parser

@@ -23,7 +23,6 @@ if __name__ == "__main__":
 
 
 # --8<-- [start:imports]
-import numpy as np
 from numba import config, cuda
 
 from saxpy_common import A, CALLS, command_line, make_inputs, mismatches, report, seconds_per_call
