@@ -38,6 +38,20 @@ from numba.cuda.extending import intrinsic
 
 SIMULATOR = bool(config.ENABLE_CUDASIM)
 
+
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
+
+
 # --8<-- [start:tiles]
 # Tile sizes are module constants: Numba compiles them into the kernels as literals, so
 # cuda.shared.array / cuda.local.array get fixed sizes and loops over them can be unrolled.
@@ -429,19 +443,6 @@ def matmul(name: str, d_a, d_b, d_c) -> None:
     blocks, threads = launch_config(name, d_c.shape[0], d_c.shape[1])
     KERNELS[name][blocks, threads](d_a, d_b, d_c)
 # --8<-- [end:launch]
-
-
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
 
 
 # --8<-- [start:check]
