@@ -294,6 +294,21 @@ def png_bytes(counts: np.ndarray, max_iter: int) -> bytes:
     return png.getvalue()
 
 
+def output_file(text: str) -> Path:
+    """An argparse type: a file path in an existing, writable folder, checked before any work."""
+    path = Path(text)
+    if path.is_dir() or not path.absolute().parent.is_dir() or not os.access(path.absolute().parent, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text}: not a file in an existing, writable folder")
+    return path
+
+
+def write_atomically(path: Path, data: str | bytes) -> None:
+    """Write through a temporary file and rename it: a reader never sees half a file."""
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
+    os.replace(tmp, path)
+
+
 def sass_text(variants: list[str]) -> str:
     """The SASS (GPU machine code) of the CUDA kernels that ran; needs nvdisasm on PATH."""
     parts = []
@@ -325,21 +340,6 @@ def variant_list(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(
             f"unknown variant {', '.join(unknown) or text!r}; choose from {', '.join(VARIANTS)}")
     return names
-
-
-def output_file(text: str) -> Path:
-    """An argparse type: a file path in an existing, writable folder, checked before any work."""
-    path = Path(text)
-    if path.is_dir() or not path.absolute().parent.is_dir() or not os.access(path.absolute().parent, os.W_OK):
-        raise argparse.ArgumentTypeError(f"{text}: not a file in an existing, writable folder")
-    return path
-
-
-def write_atomically(path: Path, data: str | bytes) -> None:
-    """Write through a temporary file and rename it: a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
-    os.replace(tmp, path)
 
 
 def output_ending(suffix: str):
