@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT, SNIPPETS, load_snippet
+from conftest import ROOT, SNIPPETS, load_snippet, run_snippet
 
 SIMD = "machine/simd_lanes.py"
 
@@ -108,23 +108,18 @@ def test_simd_lanes_counts_lanes_the_same_way():
     mod = load_snippet(SIMD)
     assert mod.cpu_lanes(56, 2, 512) == 1792
     assert mod.gpu_lanes(132, 128) == 16896
-    out = subprocess.run([sys.executable, str(SNIPPETS / SIMD), "--cpu-cores", "96",
-                          "--fma-units", "1", "--simd-bits", "256"], capture_output=True,
-                         text=True, timeout=60)
+    out = run_snippet(SIMD, "--cpu-cores", "96", "--fma-units", "1", "--simd-bits", "256")
     assert out.returncode == 0 and "96 cores x 1 FMA units x 8 lanes = 768" in out.stdout
 
 
-@pytest.mark.parametrize("args", [["--cpu-cores", "0"], ["--cpu-cores", "-1"],
-                                  ["--sms", "x"], ["--sms", "1e9"], ["--simd-bits", "100"],
-                                  ["--fp32-per-sm", "nan"]])
-def test_simd_lanes_rejects_bad_numbers_in_one_line(args):
-    out = subprocess.run([sys.executable, str(SNIPPETS / SIMD), *args], capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == 2 and out.stderr.count("\n") == 1
-    assert out.stderr.startswith("error:") and "Traceback" not in out.stderr
-
-
-def test_simd_lanes_help_exits_0():
-    out = subprocess.run([sys.executable, str(SNIPPETS / SIMD), "--help"], capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == 0 and "usage:" in out.stdout
+@pytest.mark.parametrize(("args", "status"), [
+    (["--help"], 0), (["--cpu-cores", "0"], 2), (["--cpu-cores", "-1"], 2), (["--sms", "x"], 2),
+    (["--sms", "1e9"], 2), (["--sms", "2.5"], 2), (["--simd-bits", "100"], 2),
+    (["--fp32-per-sm", "nan"], 2), (["--fp32-per-sm", "99999999999999999999"], 2)])
+def test_simd_lanes_cli_help_and_bad_numbers(args, status):
+    out = run_snippet(SIMD, *args)
+    assert out.returncode == status and "Traceback" not in out.stderr
+    if status:  # one line on stderr, nothing on stdout
+        assert out.stderr.count("\n") == 1 and out.stderr.startswith("error:") and not out.stdout
+    else:
+        assert "usage:" in out.stdout
