@@ -97,14 +97,13 @@ def main(argv: list[str] | None = None) -> int:
                           f"({sys.prefix}/lib/libintelocl.so is missing): "
                           "pip install intel-opencl-rt intel-cmplr-lib-rt")
         register(args.dir, library)
+        print(f"export OCL_ICD_VENDORS={args.dir.resolve()}")
+        return 0
+    except OSError as exc:  # the folder is checked first; a full disk can still stop a write
+        print(f"error: cannot write {args.dir}: {exc.strerror or exc}", file=sys.stderr)
     except Problem as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"error: cannot write {args.dir}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    print(f"export OCL_ICD_VENDORS={args.dir.resolve()}")
-    return 0
+    return 1
 
 
 if __name__ == "__main__":

@@ -25,15 +25,26 @@ if __name__ == "__main__":
 import argparse
 
 import numpy as np
-try:
-    import pyopencl as cl
-except ModuleNotFoundError:  # --help still works; main() says what to install
-    cl = None
 
-from cl_device import NOT_INSTALLED, OpenCLProblem, build, check_fits, pick_device  # cl_device.py
+# cl_device.py, beside this file: the device handling, and cl, which is pyopencl (None where it
+# is not installed: --help still works, and main() says what to install).
+from cl_device import NOT_INSTALLED, OpenCLProblem, build, check_fits, cl, pick_device
 # --8<-- [end:imports]
 
 MAX_N = 2**31 - 1
+
+
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
 
 VECTOR_ADD_SOURCE = r"""
 // --8<-- [start:vector_add]
@@ -162,19 +173,6 @@ def run(args: argparse.Namespace) -> int:
         bad = mismatches(out, saxpy_reference(args.a, x, y))
         passed &= report("y = a*x + y", out, bad, "within 1 ulp of a*x + y")
     return 0 if passed else 1
-
-
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
 
 
 def main(argv: list[str] | None = None) -> int:
