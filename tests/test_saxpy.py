@@ -314,6 +314,24 @@ def test_benchmark_reports_a_failing_binary(bench_module, tmp_path, monkeypatch)
         bench_module.setup("cuda_c", {"n": 10}).external()
 
 
+@pytest.mark.parametrize("variant", ["stand_in_saxpy", "stand_in_copy"])
+def test_on_device_times_what_each_library_is_given(bench_module, variant):
+    """CuPy's and PyTorch's set-ups run only on a GPU: the same on_device(), with NumPy standing
+    in for a library: end to end, kernel on arrays already there, and fetch give the result."""
+    def get(d, out=None):
+        if out is None:
+            return d.copy()
+        out[:] = d
+        return out
+    prep = bench_module.on_device(variant, 1000, np.array, np.empty_like, np.copyto, get,
+                                  lambda dx, dy: np.add(bench_module.A * dx, dy, out=dy))
+    ref = bench_module.reference({"n": 1000})
+    want = ref["x"] if variant.endswith("_copy") else ref["want"]
+    np.testing.assert_array_equal(prep.run(), want)
+    prep.kernel()  # once, in place
+    np.testing.assert_array_equal(prep.fetch(), want)
+
+
 def test_fastest_copy_is_one_ceiling_per_round(bench_module):
     def row(case, variant, nbytes, seconds):
         return {"case": case, "variant": variant, "device": "gpu", "phase": "kernel",
