@@ -43,8 +43,8 @@ extern "C" __global__ void saxpy_float4(long long n, float a, const float* __res
     if (i < n - 4 * n4) y[4 * n4 + i] = a * x[4 * n4 + i] + y[4 * n4 + i];  // 0-3 left over
 }
 """
-# --8<-- [end:raw_source]
 THREADS = 256  # threads per block of the RawKernel
+# --8<-- [end:raw_source]
 
 
 def import_cupy():

@@ -28,8 +28,6 @@ from numba import config, cuda
 from saxpy_common import A, CALLS, command_line, make_inputs, mismatches, report, seconds_per_call
 # --8<-- [end:imports]
 
-THREADS = 256
-
 
 # --8<-- [start:one]
 @cuda.jit
@@ -137,11 +135,13 @@ def saxpy_vector(a, x, y):
         y[j] = a * x[j] + y[j]
 # --8<-- [end:vector]
 
-KERNELS = {"one": saxpy_one, "grid_stride": saxpy_grid_stride, "unrolled": saxpy_unrolled,
-           "vector": saxpy_vector}
-
 
 # --8<-- [start:launch]
+KERNELS = {"one": saxpy_one, "grid_stride": saxpy_grid_stride, "unrolled": saxpy_unrolled,
+           "vector": saxpy_vector}
+THREADS = 256  # threads per block
+
+
 def blocks_for(variant: str, n: int, threads: int = THREADS, per_sm: int = 32) -> int:
     """Blocks to launch: one thread per element (per four for "vector"); the grid-stride
     kernels get a fixed grid of `per_sm` blocks per SM, never more than the data needs."""
