@@ -1,7 +1,8 @@
 """ML accelerators, frameworks (docs/accelerators/frameworks.md, snippets/frameworks/): the same
 network in TensorFlow and JAX (run here), PyTorch (skipped: not installed in CI), Keras 3 on
-TensorFlow and JAX, data-parallel/FSDP/bf16 training in JAX, the benchmark registered with the
-runner, and every sample's command line (missing framework, bad input, Ctrl-C)."""
+TensorFlow and JAX, data-parallel/FSDP/bf16 training in JAX, the task they share (task.py), the
+benchmark registered with the runner, and every sample's command line (missing framework, bad
+input, Ctrl-C), the compiler demos' included."""
 
 from __future__ import annotations
 
@@ -17,30 +18,29 @@ import pytest
 
 from conftest import ROOT, SNIPPETS, load_snippet
 
-TF = "frameworks/train_tensorflow.py"
-TORCH = "frameworks/train_pytorch.py"
-JAX = "frameworks/train_jax.py"
-KERAS = "frameworks/train_keras.py"
-PAR_JAX = "frameworks/parallel_jax.py"
-PAR_TORCH = "frameworks/parallel_pytorch.py"
+TF, TORCH, JAX, KERAS = (f"frameworks/train_{name}.py" for name in
+                         ("tensorflow", "pytorch", "jax", "keras"))
+PAR_JAX, PAR_TORCH = "frameworks/parallel_jax.py", "frameworks/parallel_pytorch.py"
 NO_TORCH = "PyTorch is not installed in CI (too large a download); the H200 run covers it"
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 
-@pytest.fixture(scope="module")
-def tfmod():
-    return load_snippet(TF)
+@pytest.fixture(scope="module", autouse=True)
+def task():
+    """task.py, imported by the scripts from beside them (as when a reader runs one)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(SNIPPETS / "frameworks"))
+        yield importlib.import_module("task")
 
 
-@pytest.fixture(scope="module")
-def jaxmod():
-    return load_snippet(JAX)
+# the training files, each imported once per module (TensorFlow starts once)
+tfmod = pytest.fixture(scope="module")(lambda task: load_snippet(TF))
+jaxmod = pytest.fixture(scope="module")(lambda task: load_snippet(JAX))
 
 
-def losses(mod, mode, steps=40):
-    x, y = mod.make_data()
-    trainer = mod.build(mode=mode)
-    return [loss for _, loss in mod.train(trainer, x, y, steps, 128, log_every=1)]
+def losses(task, mod, mode, steps=40):
+    x, y = task.make_data()
+    return [loss for _, loss in task.train(mod.Trainer(mode=mode), x, y, steps, 128, log_every=1)]
 
 
 def run(path, *args, env=None, timeout=600):
@@ -48,10 +48,10 @@ def run(path, *args, env=None, timeout=600):
                           text=True, timeout=timeout, env=env, cwd=ROOT)
 
 
-def test_tensorflow_modes_do_the_same_arithmetic(tfmod):
-    eager = losses(tfmod, "eager")
+def test_tensorflow_modes_do_the_same_arithmetic(task, tfmod):
+    eager = losses(task, tfmod, "eager")
     for mode in ("function", "xla"):
-        np.testing.assert_allclose(losses(tfmod, mode), eager, rtol=2e-4, atol=1e-5)
+        np.testing.assert_allclose(losses(task, tfmod, mode), eager, rtol=2e-4, atol=1e-5)
     assert eager[-1] < 0.7 * eager[0]
 
 
@@ -67,10 +67,10 @@ def test_tensorflow_script_fails_when_training_does_not_converge(tfmod, capsys):
     assert "error: training did not converge" in capsys.readouterr().err
 
 
-def test_jax_modes_agree_and_match_tensorflow(tfmod, jaxmod):
-    jit = losses(jaxmod, "jit", 20)
-    np.testing.assert_allclose(losses(jaxmod, "eager", 20), jit, rtol=1e-4, atol=1e-6)
-    np.testing.assert_allclose(jit, losses(tfmod, "function", 20), rtol=1e-3)
+def test_jax_modes_agree_and_match_tensorflow(task, tfmod, jaxmod):
+    jit = losses(task, jaxmod, "jit", 20)
+    np.testing.assert_allclose(losses(task, jaxmod, "eager", 20), jit, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(jit, losses(task, tfmod, "function", 20), rtol=1e-3)
 
 
 def test_jax_script_trains_and_checks_itself(jaxmod, capsys):
@@ -79,28 +79,41 @@ def test_jax_script_trains_and_checks_itself(jaxmod, capsys):
     assert "JAX" in out and "(jit, " in out and out.splitlines()[-1].startswith("OK:")
 
 
-def test_every_version_starts_from_the_same_data_and_weights(tfmod):
-    keras_mod = load_snippet(KERAS)
-    x1, y1 = tfmod.make_data()
-    x2, y2 = keras_mod.make_data()
-    np.testing.assert_array_equal(x1, x2)
-    np.testing.assert_array_equal(y1, y2)
-    assert 0.4 < y1.mean() < 0.6  # the two classes are balanced
-    for a, b in zip(tfmod.init_weights(64), keras_mod.init_weights(64)):
-        np.testing.assert_array_equal(a, b)
-    # the other copies of these helpers (each teaching file is standalone) must not drift apart
-    src = (SNIPPETS / TF).read_text()
-    for path in (TORCH, JAX, KERAS, PAR_JAX, PAR_TORCH):
+def test_every_version_learns_the_same_task_from_the_same_start(task, tfmod):
+    x, y = task.make_data()
+    assert x.shape == (4096, 2) and x.dtype == y.dtype == np.float32
+    assert 0.4 < y.mean() < 0.6  # the two classes are balanced
+    np.testing.assert_array_equal(y, x[:, 0] * x[:, 1] > 0)
+    weights = task.init_weights(64)
+    assert [w.shape for w in weights] == [(2, 64), (64,), (64, 64), (64,), (64, 1), (1,)]
+    assert all(np.abs(w).max() <= np.sqrt(6 / sum(w.shape)) for w in weights[0::2])  # Glorot
+    assert not any(b.any() for b in weights[1::2])  # zero biases
+    for a, b in zip(weights, task.init_weights(64)):
+        np.testing.assert_array_equal(a, b)  # the same start on every call
+    # TensorFlow's variables hold exactly these numbers
+    for variable, w in zip(tfmod.Trainer().params, weights):
+        np.testing.assert_array_equal(variable.numpy(), w)
+    # and every script takes them from task.py instead of a copy of its own that could drift
+    for path in (TF, TORCH, JAX, KERAS, PAR_JAX, PAR_TORCH):
         text = (SNIPPETS / path).read_text()
-        for fn in ("make_data", "init_weights"):
-            body = src[src.index(f"def {fn}"):].split("\n\n\n")[0].split('"""', 2)[2]
-            assert body.strip() in text, f"{path}: {fn} differs from {TF}"
+        assert "import task" in text and "def make_data" not in text and "def init_weights" not in text
 
 
-def test_keras_on_tensorflow(tfmod, capsys):
+def test_check_fails_unless_the_loss_fell_and_the_accuracy_passed(task, capsys):
+    assert task.check("X", (0.7, 0.5), (0.1, 0.9), 0.85) == 0
+    assert task.check("X", (0.7, 0.5), (0.8, 0.9), 0.85) == 1  # the loss rose
+    assert task.check("X", (0.7, 0.5), (0.1, 0.8), 0.85) == 1  # accuracy below the threshold
+    out = capsys.readouterr()
+    assert out.out.count("OK:") == 1 and out.err.count("error: training did not converge") == 2
+
+
+def test_keras_on_tensorflow(task, tfmod, capsys):
     keras_mod = load_snippet(KERAS)
     assert keras_mod.main(["--backend", "tensorflow", "--epochs", "3"]) == 0
     assert "Keras 3" in capsys.readouterr().out
+    keras = keras_mod.import_keras("tensorflow")
+    for got, want in zip(keras_mod.build_model(keras).get_weights(), task.init_weights(64)):
+        np.testing.assert_array_equal(got, want)  # the same start as the native versions
 
 
 def test_keras_on_jax_in_its_own_process():
@@ -132,7 +145,7 @@ def test_data_parallel_and_fsdp_match_one_device_in_jax():
     assert proc.stdout.strip().splitlines()[-1].startswith("OK:")
 
 
-def test_parallel_jax_sharding_rule(jaxmod):
+def test_parallel_jax_sharding_rule():
     par = load_snippet(PAR_JAX)
     assert par.param_spec((64, 64), "fsdp", 8) == par.P("data")
     assert par.param_spec((2, 64), "fsdp", 8) == par.P(None, "data")
@@ -208,12 +221,16 @@ def test_benchmark_check_catches_a_blow_up():
 SAMPLES = {TF: "tensorflow", JAX: "jax", TORCH: "torch", KERAS: "keras", PAR_JAX: "jax",
            PAR_TORCH: "torch", "compilers/xla_jax.py": "jax",
            "compilers/xla_tensorflow.py": "tensorflow", "compilers/inductor_torch.py": "torch"}
-BLOCK = """import sys, runpy
-class Block:
+BLOCK = """import importlib.util, os, sys, runpy
+sys.path.insert(0, os.path.dirname({path!r}))  # as `python path/to/script.py` does
+class Block:  # the blocked packages are not installed: import fails, find_spec finds nothing
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in {blocked!r}:
             raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
 sys.meta_path.insert(0, Block())
+find_spec = importlib.util.find_spec
+importlib.util.find_spec = lambda name, package=None: (
+    None if name.split(".")[0] in {blocked!r} else find_spec(name, package))
 sys.argv = [{path!r}] + {args!r}
 runpy.run_path({path!r}, run_name="__main__")
 """
@@ -259,11 +276,15 @@ def test_parallel_jax_checks_its_devices_in_a_fresh_process(args):
     assert len([line for line in proc.stderr.splitlines() if line.startswith("error:")]) == 1
 
 
-def test_ctrl_c_exits_130_with_one_line():
-    proc = subprocess.Popen([sys.executable, str(SNIPPETS / JAX), "--mode", "eager",
-                             "--steps", "1000000"], stdout=subprocess.PIPE,
+@pytest.mark.parametrize("path,args,seconds", [
+    (TF, [], 1.5),  # inside `import tensorflow`
+    ("compilers/xla_jax.py", [], 1.0),  # inside `import jax`
+    (JAX, ["--mode", "eager", "--steps", "1000000"], 12),  # training (it prints only at the end)
+])
+def test_ctrl_c_exits_130_with_one_line(path, args, seconds):
+    proc = subprocess.Popen([sys.executable, str(SNIPPETS / path), *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    time.sleep(12)  # imports done, training under way (it prints only at the end)
+    time.sleep(seconds)
     assert proc.poll() is None, "the run ended before it was interrupted"
     proc.send_signal(signal.SIGINT)
     try:
@@ -271,4 +292,5 @@ def test_ctrl_c_exits_130_with_one_line():
     finally:
         proc.kill()
     assert proc.returncode == 130, err[-1500:]
-    assert "Traceback" not in err and err.strip().splitlines()[-1] == "interrupted"
+    # one line of ours, after whatever TensorFlow logs while it loads; never a traceback
+    assert "Traceback" not in err and ("\n" + err).endswith("\ninterrupted\n")

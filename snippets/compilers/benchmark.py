@@ -3,7 +3,8 @@ benchmark runner.
 
 Run it with:  python snippets/bench/run.py compilers --output xla.json [--variants jax_eager,jax_jit]
 
-Variants come from the teaching files beside this one (xla_jax.py, xla_tensorflow.py); frameworks
+Variants come from the teaching files beside this one (xla_jax.py, xla_tensorflow.py, and their
+inputs and reference from gelu_demo.py); frameworks
 that are not installed are left out. Inputs are on the device before timing and every timed call
 waits for its result (JAX: block_until_ready; TensorFlow: .numpy(), which also copies the result
 to a NumPy array). setup() times the first call of each compiled variant on its own: tracing and
@@ -21,6 +22,7 @@ import time
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+import gelu_demo  # noqa: E402  (beside this file)
 import numpy as np  # noqa: E402
 from bench.runner import Benchmark, Case, Prepared, register  # noqa: E402
 
@@ -37,7 +39,7 @@ FIRST_CALL: dict[tuple[str, int], float] = {}
 def setup(variant: str, p: dict) -> Prepared:
     framework, mode = variant.split("_", 1)
     mod = importlib.import_module(FRAMEWORKS[framework][0])
-    xh, bh = mod.make_inputs(p["n"])
+    xh, bh = gelu_demo.make_inputs(p["n"])
     fn = mod.bias_gelu if mode == "eager" else mod.compile_it()
     if framework == "jax":
         x, b = mod.jax.device_put(xh), mod.jax.device_put(bh)
@@ -56,8 +58,7 @@ def setup(variant: str, p: dict) -> Prepared:
 
 
 def reference(p: dict) -> np.ndarray:
-    mod = importlib.import_module("xla_jax")  # make_inputs/reference need no framework
-    return mod.reference(*mod.make_inputs(p["n"]))
+    return gelu_demo.reference(*gelu_demo.make_inputs(p["n"]))
 
 
 def check(variant: str, out, ref: np.ndarray) -> dict:

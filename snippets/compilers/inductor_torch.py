@@ -6,24 +6,36 @@ Run:  python snippets/compilers/inductor_torch.py [--n 4194304] [--kernels FILE]
 torch.compile captures the function with TorchDynamo and hands the graph to TorchInductor, which
 fuses the element-wise chain and writes the code. The script checks the compiled result against
 a float64 NumPy reference, counts the generated kernels and, with --kernels, writes their source.
+gelu_demo.py, beside it, holds the inputs, the reference and the command line.
 """
 
 from __future__ import annotations
 
-# --8<-- [start:imports]
-import argparse
 import os
-import re
+import signal
 import sys
-from pathlib import Path
 
-import numpy as np
 
-try:
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
+# --8<-- [start:imports]
+import importlib.util
+import re
+
+if importlib.util.find_spec("torch"):  # else --help still works, and a run says what to install
     import torch
     from torch._inductor.utils import run_and_get_code  # returns the code Inductor wrote
-except ModuleNotFoundError:  # --help still works; main() says what to install
+else:
     torch = None
+
+import gelu_demo  # beside this file: inputs, reference, timer and command line of every demo
 # --8<-- [end:imports]
 
 
@@ -32,11 +44,6 @@ def bias_gelu(x, b):
     y = x + b
     return 0.5 * y * (1.0 + torch.tanh(0.7978845608 * (y + 0.044715 * y * y * y)))
 # --8<-- [end:function]
-
-
-def reference(x: np.ndarray, b: np.ndarray) -> np.ndarray:
-    y = x.astype(np.float64) + b.astype(np.float64)
-    return 0.5 * y * (1.0 + np.tanh(0.7978845608 * (y + 0.044715 * y ** 3)))
 
 
 # --8<-- [start:kernels]
@@ -58,48 +65,18 @@ def kernel_sources(code: str) -> list[str]:
 # --8<-- [end:kernels]
 
 
-def writable_file(text: str) -> Path:
-    path = Path(text)
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK):
-        raise argparse.ArgumentTypeError(f"{text}: not a file in an existing, writable folder")
-    return path
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= 1 << 30:
-        raise argparse.ArgumentTypeError(f"must be between 1 and 2^30, got {value}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("--n", type=positive_int, default=2**22, help="elements (default 2^22)")
-    parser.add_argument("--kernels", type=writable_file, default=None,
-                        help="write the generated kernel source here")
-    args = parser.parse_args(argv)
-    if torch is None:
-        print("error: PyTorch is not installed here: pip install torch", file=sys.stderr)
-        return 2
-
+    args = gelu_demo.command_line(__doc__, argv, torch, "torch", "--kernels",
+                                  "the generated kernel source", repeats=False)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    rng = np.random.default_rng(0)
-    xh, bh = (rng.standard_normal(args.n).astype(np.float32) for _ in range(2))
-    x, b = torch.from_numpy(xh).to(device), torch.from_numpy(bh).to(device)
+    x, b = (torch.from_numpy(a).to(device) for a in gelu_demo.make_inputs(args.n))
     result, code = generated_kernels(x, b)
-    err = float(np.max(np.abs(result.cpu().numpy() - reference(xh, bh))))
+    err = gelu_demo.max_error([result.cpu().numpy()], args.n)
     kernels = kernel_sources(code)
     print(f"PyTorch {torch.__version__} on {device}, n = {args.n:,}")
     print(f"kernels TorchInductor generated: {len(kernels)}; max abs error {err:.2e}")
     if args.kernels:
-        tmp = args.kernels.with_name(f".{args.kernels.name}.partial")
-        tmp.write_text("\n\n".join(kernels) + "\n")
-        os.replace(tmp, args.kernels)
+        gelu_demo.write_atomically(args.kernels, "\n\n".join(kernels) + "\n")
         print(f"wrote {args.kernels}")
     if err > 1e-5 or not kernels:
         print(f"error: no generated kernel found, or the result is off (error {err:.2e})",
@@ -110,8 +87,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())

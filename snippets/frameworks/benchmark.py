@@ -4,11 +4,12 @@ registered with the benchmark runner.
 Run it with:  python snippets/bench/run.py frameworks --output frameworks.json [--cases small,large]
 
 Each variant is a framework and a mode of its teaching file (train_<framework>.py, beside this
-file). setup() builds the trainer, puts the batches on the device and runs the first call of
-STEPS steps on its own, timed: tracing and compilation happen there (work.first_call_s). The
-runner then times further calls of STEPS steps, each ended by a device synchronisation; the
-per-step time is the per-call time / STEPS. All frameworks run in full float32 (TensorFloat-32
-off), so they do the same arithmetic. Frameworks that are not installed are left out.
+file, with the data and starting weights of task.py). setup() builds the trainer, puts the
+batches on the device and runs the first call of STEPS steps on its own, timed: tracing and
+compilation happen there (work.first_call_s). The runner then times further calls of STEPS steps,
+each ended by a device synchronisation; the per-step time is the per-call time / STEPS. All
+frameworks run in full float32 (TensorFloat-32 off), so they do the same arithmetic. Frameworks
+that are not installed are left out.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares th
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
+import task  # noqa: E402  (beside this file)
 from bench.runner import Benchmark, Case, Prepared, register  # noqa: E402
 
 STEPS = 20  # training steps per timed call
@@ -61,8 +63,8 @@ def load(framework: str):
 def setup(variant: str, p: dict) -> Prepared:
     framework, mode = variant.split("_", 1)
     mod = load(framework)
-    x, y = mod.make_data(n=max(4096, 4 * p["batch"]))
-    trainer = mod.build(width=p["width"], mode=mode, lr=0.01)
+    x, y = task.make_data(n=max(4096, 4 * p["batch"]))
+    trainer = mod.Trainer(width=p["width"], mode=mode, lr=0.01)
     n = len(x) // p["batch"]
     batches = [trainer.put(x[i * p["batch"]:(i + 1) * p["batch"]],
                            y[i * p["batch"]:(i + 1) * p["batch"]]) for i in range(n)]
@@ -84,10 +86,9 @@ def setup(variant: str, p: dict) -> Prepared:
 
 def reference(p: dict) -> float:
     """The loss of the starting weights on the data, in float64 NumPy (every variant starts
-    from these weights; any of the teaching files gives the same init)."""
-    mod = importlib.import_module("train_jax")  # make_data/init_weights need no framework
-    x, y = mod.make_data(n=max(4096, 4 * p["batch"]))
-    w1, b1, w2, b2, w3, b3 = (w.astype(np.float64) for w in mod.init_weights(p["width"]))
+    from these weights, task.py's)."""
+    x, y = task.make_data(n=max(4096, 4 * p["batch"]))
+    w1, b1, w2, b2, w3, b3 = (w.astype(np.float64) for w in task.init_weights(p["width"]))
     h = np.maximum(x @ w1 + b1, 0)
     h = np.maximum(h @ w2 + b2, 0)
     z = (h @ w3 + b3)[:, 0]

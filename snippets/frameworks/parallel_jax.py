@@ -3,22 +3,36 @@ against one device: the same network as train_jax.py, on every device JAX has.
 
 Run:  python snippets/frameworks/parallel_jax.py [--steps 200] [--devices 8]
 
-Without an accelerator the script asks XLA for 8 CPU devices, so that the sharding runs (and is
+Without an accelerator the script asks XLA for 2 CPU devices, so that the sharding runs (and is
 tested) on any machine. Data parallel (what PyTorch calls DDP): every device holds all the
 parameters and a slice of each batch; XLA adds the gradient all-reduce. Fully sharded (FSDP): each
 device holds a slice of every parameter too; XLA gathers a layer's weights when it is used and
 reduce-scatters its gradient. Mixed precision: the matrix products run in bfloat16 while the
-parameters, the loss and the update stay in float32.
+parameters, the loss and the update stay in float32. The data and the starting weights come from
+task.py, beside this file.
 """
 
 from __future__ import annotations
 
-# --8<-- [start:imports]
-import argparse
 import os
+import signal
 import sys
 
-os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=2")  # CPU only
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
+# --8<-- [start:imports]
+import os
+
+if "XLA_FLAGS" not in os.environ:  # on a CPU-only machine: 2 devices, so that sharding runs
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
 
 import numpy as np  # noqa: E402
 
@@ -28,26 +42,9 @@ try:
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 except ModuleNotFoundError:  # --help still works; main() says what to install
     jax = jnp = None
+
+import task  # beside this file: the data and starting weights of every version
 # --8<-- [end:imports]
-
-
-def make_data(n: int = 4096, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Points in [-1, 1]^2, labelled 1 where x0 and x1 have the same sign."""
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(-1.0, 1.0, size=(n, 2)).astype(np.float32)
-    y = (x[:, 0] * x[:, 1] > 0).astype(np.float32)
-    return x, y
-
-
-def init_weights(width: int, seed: int = 0) -> list[np.ndarray]:
-    """Glorot-uniform weights and zero biases (the same start as train_jax.py)."""
-    rng = np.random.default_rng(seed + 1)
-    params = []
-    for fan_in, fan_out in [(2, width), (width, width), (width, 1)]:
-        limit = np.sqrt(6.0 / (fan_in + fan_out))
-        params += [rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32),
-                   np.zeros(fan_out, np.float32)]
-    return params
 
 
 # --8<-- [start:precision]
@@ -90,8 +87,8 @@ def make_trainer(devices, strategy: str, shapes, compute_dtype):
 
 
 def train(devices, strategy: str, compute_dtype, steps: int, batch: int, width: int):
-    x, y = make_data()
-    weights = init_weights(width)
+    x, y = task.make_data()
+    weights = task.init_weights(width)
     step, params_sh, batch_sh = make_trainer(devices, strategy, [w.shape for w in weights],
                                              compute_dtype)
     params = [jax.device_put(w, s) for w, s in zip(weights, params_sh)]
@@ -109,29 +106,11 @@ def train(devices, strategy: str, compute_dtype, steps: int, batch: int, width: 
     return final, on_first
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= 1_000_000:
-        raise argparse.ArgumentTypeError(f"must be between 1 and 1000000, got {value}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("--steps", type=positive_int, default=200, help="training steps (200)")
-    parser.add_argument("--batch", type=positive_int, default=128,
-                        help="global batch size, split over the devices (128)")
-    parser.add_argument("--width", type=positive_int, default=64, help="hidden units (64)")
-    parser.add_argument("--devices", type=positive_int, default=None,
+    parser = task.parser(__doc__, steps=200, batch=128, width=64)
+    parser.add_argument("--devices", type=task.number(int, 1, 4096), default=None,
                         help="devices to use (default: all JAX has)")
-    args = parser.parse_args(argv)
-    if jax is None:
-        print("error: JAX is not installed here: pip install jax", file=sys.stderr)
-        return 2
+    args = task.parse(parser, argv, jax, "jax")
     devices = jax.devices()[:args.devices] if args.devices else jax.devices()
     n = len(devices)
     if args.devices and args.devices > n:
@@ -139,8 +118,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.batch % n or args.width % n:
         parser.error(f"--batch ({args.batch}) and --width ({args.width}) must be multiples of "
                      f"the {n} devices")
-    if args.batch > len(make_data()[0]):
-        parser.error(f"--batch {args.batch} is larger than the 4096 training points")
 
     print(f"JAX {jax.__version__}: {n} {devices[0].platform} devices")
     runs = {}
@@ -166,8 +143,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())

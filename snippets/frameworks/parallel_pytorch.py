@@ -7,15 +7,31 @@ DDP runs `--world` processes on the CPU with the gloo backend (the same code run
 GPU with nccl); each process trains on its slice of every batch, and DDP averages the gradients
 during backward, so the result must match one process training on whole batches. The ONNX export
 needs the onnx and onnxscript packages, and is checked with onnxruntime when that is installed.
+The data and the starting weights come from task.py, beside this file.
 """
 
 from __future__ import annotations
+
+import os
+import signal
+import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
+TOLERANCE = {"ddp": 1e-4, "bf16": 0.05, "onnx": 1e-4}  # largest loss or logit difference allowed
 
 # --8<-- [start:imports]
 import argparse
 import os
 import socket
-import sys
 import tempfile
 from pathlib import Path
 
@@ -28,26 +44,9 @@ try:
     import torch.nn.functional as F
 except ModuleNotFoundError:  # --help still works; main() says what to install
     torch = None
+
+import task  # beside this file: the data and starting weights of every version
 # --8<-- [end:imports]
-
-
-def make_data(n: int = 4096, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Points in [-1, 1]^2, labelled 1 where x0 and x1 have the same sign."""
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(-1.0, 1.0, size=(n, 2)).astype(np.float32)
-    y = (x[:, 0] * x[:, 1] > 0).astype(np.float32)
-    return x, y
-
-
-def init_weights(width: int, seed: int = 0) -> list[np.ndarray]:
-    """Glorot-uniform weights and zero biases (the same start as train_pytorch.py)."""
-    rng = np.random.default_rng(seed + 1)
-    params = []
-    for fan_in, fan_out in [(2, width), (width, width), (width, 1)]:
-        limit = np.sqrt(6.0 / (fan_in + fan_out))
-        params += [rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32),
-                   np.zeros(fan_out, np.float32)]
-    return params
 
 
 def build_model(width: int):
@@ -56,7 +55,7 @@ def build_model(width: int):
                                 torch.nn.Linear(width, 1))
     with torch.no_grad():
         layers = [m for m in model if isinstance(m, torch.nn.Linear)]
-        w = init_weights(width)
+        w = task.init_weights(width)
         for layer, weight, bias in zip(layers, w[0::2], w[1::2]):
             layer.weight.copy_(torch.from_numpy(weight.T))
             layer.bias.copy_(torch.from_numpy(bias))
@@ -93,7 +92,7 @@ def ddp_worker(rank: int, world: int, port: int, args, out: str) -> None:
     dist.init_process_group("gloo", rank=rank, world_size=world)  # "nccl" on GPUs
     torch.manual_seed(0)
     model = torch.nn.parallel.DistributedDataParallel(build_model(args.width))
-    x, y = (torch.from_numpy(a) for a in make_data())
+    x, y = (torch.from_numpy(a) for a in task.make_data())
     loss = train(model, x, y, args.steps, args.batch, False, rank, world)
     if rank == 0:
         Path(out).write_text(repr(loss))
@@ -114,14 +113,21 @@ def export_onnx(model, path: Path) -> None:
 def check_onnx(model, path: Path) -> str:
     import onnxruntime as ort  # optional: only for the check
 
-    x = make_data(64)[0]
+    x = task.make_data(64)[0]
     got = ort.InferenceSession(str(path)).run(None, {"x": x})[0]
     with torch.no_grad():
         want = model(torch.from_numpy(x)).numpy()
     err = float(np.max(np.abs(got - want)))
-    if err > 1e-4:
+    if err > TOLERANCE["onnx"]:
         raise ValueError(f"ONNX Runtime disagrees with PyTorch by {err:.2e}")
     return f"ONNX Runtime matches PyTorch (max difference {err:.1e})"
+
+
+def quiet(rank: int, worker, *args) -> None:
+    """Run worker(rank, *args) in a DDP process that Ctrl-C (sent to every process) ends without a
+    traceback: the parent prints the one line."""
+    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
+    worker(rank, *args)
 
 
 def free_port() -> int:
@@ -130,49 +136,38 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= 100_000:
-        raise argparse.ArgumentTypeError(f"must be between 1 and 100000, got {value}")
-    return value
+def output_file(text: str) -> Path:
+    """An argparse type: a file path in an existing, writable folder, checked before any work."""
+    path = Path(text)
+    if path.is_dir() or not path.absolute().parent.is_dir() or not os.access(path.absolute().parent, os.W_OK):
+        raise argparse.ArgumentTypeError(f"{text}: not a file in an existing, writable folder")
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("--steps", type=positive_int, default=100, help="training steps (100)")
-    parser.add_argument("--batch", type=positive_int, default=128, help="global batch (128)")
-    parser.add_argument("--width", type=positive_int, default=64, help="hidden units (64)")
-    parser.add_argument("--world", type=positive_int, default=2, help="DDP processes (2)")
-    parser.add_argument("--onnx", type=Path, default=None, help="also export the model here")
-    args = parser.parse_args(argv)
-    if torch is None:
-        print("error: PyTorch is not installed here: pip install torch", file=sys.stderr)
-        return 2
-    if args.batch % args.world or args.batch > 4096:
-        parser.error(f"--batch {args.batch} must divide by --world {args.world} and be <= 4096")
-    if args.onnx and (args.onnx.is_dir() or not args.onnx.parent.is_dir()
-                      or not os.access(args.onnx.parent, os.W_OK)):
-        parser.error(f"--onnx {args.onnx}: not a writable file path")
+    parser = task.parser(__doc__, steps=100, batch=128, width=64)
+    parser.add_argument("--world", type=task.number(int, 1, 64), default=2, help="DDP processes (2)")
+    parser.add_argument("--onnx", type=output_file, default=None, help="also export the model here")
+    args = task.parse(parser, argv, torch, "torch")
+    if args.batch % args.world:
+        parser.error(f"--batch {args.batch} must divide by --world {args.world}")
 
     torch.manual_seed(0)
-    x, y = (torch.from_numpy(a) for a in make_data())
+    x, y = (torch.from_numpy(a) for a in task.make_data())
     fp32 = train(build_model(args.width), x, y, args.steps, args.batch, bf16=False)
     bf16 = train(build_model(args.width), x, y, args.steps, args.batch, bf16=True)
     print(f"PyTorch {torch.__version__}, one process: float32 loss {fp32:.4f}, "
           f"bf16 autocast loss {bf16:.4f}")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "loss.txt")
-        mp.spawn(ddp_worker, args=(args.world, free_port(), args, out), nprocs=args.world)
+        mp.spawn(quiet, args=(ddp_worker, args.world, free_port(), args, out),
+                 nprocs=args.world)
         ddp = float(Path(out).read_text())
     print(f"DDP, {args.world} processes (gloo): loss {ddp:.4f}")
     problems = []
-    if abs(ddp - fp32) > 1e-4:
+    if abs(ddp - fp32) > TOLERANCE["ddp"]:
         problems.append(f"DDP {ddp:.5f} differs from one process {fp32:.5f}")
-    if abs(bf16 - fp32) > 0.05:
+    if abs(bf16 - fp32) > TOLERANCE["bf16"]:
         problems.append(f"bf16 {bf16:.4f} is far from float32 {fp32:.4f}")
     if args.onnx:
         model = build_model(args.width).eval()
@@ -197,8 +192,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())

@@ -3,45 +3,38 @@ to batch a per-example function.
 
 Run:  python snippets/frameworks/train_jax.py [--steps 200] [--mode eager|jit]
 
-Same model, data, initial weights and optimizer as train_tensorflow.py and train_pytorch.py.
+Same model, data, initial weights and optimizer as train_tensorflow.py and train_pytorch.py;
+task.py, beside it, holds them and the training loop.
 JAX puts arrays on its default device: the GPU when jax[cuda] is installed, else the CPU.
 """
 
 from __future__ import annotations
 
-# --8<-- [start:imports]
-import argparse
+import os
+import signal
 import sys
 
-import numpy as np
 
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
+MODES = ("eager", "jit")
+
+# --8<-- [start:imports]
 try:
     import jax
     import jax.numpy as jnp
 except ModuleNotFoundError:  # --help still works; main() says what to install
     jax = jnp = None
+
+import task  # beside this file: the data, starting weights, loop and check of every version
 # --8<-- [end:imports]
-
-MODES = ("eager", "jit")
-
-
-def make_data(n: int = 4096, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Points in [-1, 1]^2, labelled 1 where x0 and x1 have the same sign."""
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(-1.0, 1.0, size=(n, 2)).astype(np.float32)
-    y = (x[:, 0] * x[:, 1] > 0).astype(np.float32)
-    return x, y
-
-
-def init_weights(width: int, seed: int = 0) -> list[np.ndarray]:
-    """Glorot-uniform weights and zero biases, from NumPy so every framework starts alike."""
-    rng = np.random.default_rng(seed + 1)
-    params = []
-    for fan_in, fan_out in [(2, width), (width, width), (width, 1)]:
-        limit = np.sqrt(6.0 / (fan_in + fan_out))
-        params += [rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32),
-                   np.zeros(fan_out, np.float32)]
-    return params
 
 
 # --8<-- [start:model]
@@ -77,8 +70,8 @@ def make_step(mode: str):
 
 
 class Trainer:
-    def __init__(self, width: int, lr: float, momentum: float, seed: int, mode: str):
-        self.params = [jnp.asarray(p) for p in init_weights(width, seed)]
+    def __init__(self, width=64, lr=0.1, momentum=0.9, seed=0, mode="jit"):
+        self.params = [jnp.asarray(p) for p in task.init_weights(width, seed)]
         self.velocity = [jnp.zeros_like(p) for p in self.params]
         self.lr, self.momentum = jnp.float32(lr), jnp.float32(momentum)
         self._step = make_step(mode)
@@ -88,7 +81,7 @@ class Trainer:
                                                       self.lr, self.momentum)
         return loss
 
-    def put(self, x: np.ndarray, y: np.ndarray):
+    def put(self, x, y):  # NumPy arrays to the device
         return jax.device_put(x), jax.device_put(y)
 
     def sync(self, value=None) -> None:
@@ -99,80 +92,13 @@ class Trainer:
         return float(loss_fn(self.params, x, y)), float(jnp.mean((z > 0) == (y > 0.5)))
 
 
-def build(width: int = 64, lr: float = 0.1, momentum: float = 0.9, seed: int = 0,
-          mode: str = "jit") -> Trainer:
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    return Trainer(width, lr, momentum, seed, mode)
-
-
-def train(trainer, x, y, steps: int, batch: int, log_every: int = 0):
-    n_batches = max(1, len(x) // batch)
-    batches = [trainer.put(x[i * batch:(i + 1) * batch], y[i * batch:(i + 1) * batch])
-               for i in range(n_batches)]
-    logged = []
-    for step in range(steps):
-        loss = trainer.step(*batches[step % n_batches])
-        if log_every and (step % log_every == 0 or step == steps - 1):
-            logged.append((step, float(loss)))
-    return logged
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("--steps", type=positive_int, default=200, help="training steps (200)")
-    parser.add_argument("--batch", type=positive_int, default=128, help="batch size (128)")
-    parser.add_argument("--width", type=positive_int, default=64, help="hidden units (64)")
-    parser.add_argument("--mode", choices=MODES, default="jit", help="eager or jax.jit")
-    parser.add_argument("--min-accuracy", type=fraction, default=0.85,
-                        help="fail if the final accuracy is below this (0.85)")
-    args = parser.parse_args(argv)
-    if jax is None:
-        print("error: JAX is not installed here: pip install jax", file=sys.stderr)
-        return 2
-
-    x, y = make_data()
-    trainer = build(args.width, mode=args.mode)
-    xs, ys = trainer.put(x, y)
-    loss0, acc0 = trainer.evaluate(xs, ys)
-    for step, loss in train(trainer, x, y, args.steps, args.batch, log_every=max(1, args.steps // 4)):
-        print(f"step {step:4d}  batch loss {loss:.4f}")
-    loss1, acc1 = trainer.evaluate(xs, ys)
-    platform = jax.devices()[0].platform
-    print(f"JAX {jax.__version__} ({args.mode}, {platform}): loss {loss0:.3f} -> {loss1:.3f}, "
-          f"accuracy {acc0:.2f} -> {acc1:.2f}")
-    if not (loss1 < loss0 and acc1 >= args.min_accuracy):
-        print(f"error: training did not converge (accuracy {acc1:.3f} < {args.min_accuracy})",
-              file=sys.stderr)
-        return 1
-    print("OK: the loss fell and the accuracy passed the threshold")
-    return 0
+    parser = task.parser(__doc__, steps=200, batch=128, width=64, min_accuracy=0.85)
+    parser.add_argument("--mode", choices=MODES, default="jit", help="eager, or jax.jit (jit)")
+    args = task.parse(parser, argv, jax, "jax")
+    name = f"JAX {jax.__version__} ({args.mode}, {jax.devices()[0].platform})"
+    return task.train_and_check(Trainer(args.width, mode=args.mode), args, name)
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())

@@ -3,7 +3,8 @@
 Run:  python snippets/frameworks/train_pytorch.py [--steps 200]
           [--mode eager|compile|compile_step|reduce_overhead]
 
-Same model, data, initial weights and optimizer as train_tensorflow.py and train_jax.py.
+Same model, data, initial weights and optimizer as train_tensorflow.py and train_jax.py;
+task.py, beside it, holds them and the training loop.
 Uses the first CUDA GPU when there is one, else the CPU. compile compiles the model only (the
 optimizer step stays eager); compile_step also compiles the optimizer step; reduce_overhead
 compiles the model with mode="reduce-overhead", which replays its graphs as CUDA graphs (one
@@ -12,55 +13,43 @@ launch for all their kernels) on a GPU, and the optimizer step without them.
 
 from __future__ import annotations
 
-# --8<-- [start:imports]
-import argparse
+import os
+import signal
 import sys
 
-import numpy as np
 
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
+MODES = ("eager", "compile", "compile_step", "reduce_overhead")
+
+# --8<-- [start:imports]
 try:
     import torch
 except ModuleNotFoundError:  # --help still works; main() says what to install
     torch = None
+
+import task  # beside this file: the data, starting weights, loop and check of every version
 # --8<-- [end:imports]
-
-MODES = ("eager", "compile", "compile_step", "reduce_overhead")
-
-
-def make_data(n: int = 4096, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Points in [-1, 1]^2, labelled 1 where x0 and x1 have the same sign."""
-    rng = np.random.default_rng(seed)
-    x = rng.uniform(-1.0, 1.0, size=(n, 2)).astype(np.float32)
-    y = (x[:, 0] * x[:, 1] > 0).astype(np.float32)
-    return x, y
-
-
-def init_weights(width: int, seed: int = 0) -> list[np.ndarray]:
-    """Glorot-uniform weights and zero biases, from NumPy so every framework starts alike."""
-    rng = np.random.default_rng(seed + 1)
-    params = []
-    for fan_in, fan_out in [(2, width), (width, width), (width, 1)]:
-        limit = np.sqrt(6.0 / (fan_in + fan_out))
-        params += [rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32),
-                   np.zeros(fan_out, np.float32)]
-    return params
-
-
-def device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 # --8<-- [start:model]
 class Trainer:
-    def __init__(self, width: int, lr: float, momentum: float, seed: int, mode: str):
-        self.device = device()
+    def __init__(self, width=64, lr=0.1, momentum=0.9, seed=0, mode="eager"):
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         self.model = torch.nn.Sequential(
             torch.nn.Linear(2, width), torch.nn.ReLU(),
             torch.nn.Linear(width, width), torch.nn.ReLU(),
             torch.nn.Linear(width, 1))
         with torch.no_grad():  # Linear stores weights as (out, in): transpose ours
             layers = [m for m in self.model if isinstance(m, torch.nn.Linear)]
-            w = init_weights(width, seed)
+            w = task.init_weights(width, seed)
             for layer, weight, bias in zip(layers, w[0::2], w[1::2]):
                 layer.weight.copy_(torch.from_numpy(weight.T))
                 layer.bias.copy_(torch.from_numpy(bias))
@@ -94,7 +83,7 @@ class Trainer:
         return loss.detach().clone()
 # --8<-- [end:model]
 
-    def put(self, x: np.ndarray, y: np.ndarray):
+    def put(self, x, y):  # NumPy arrays to the device
         return torch.from_numpy(x).to(self.device), torch.from_numpy(y).to(self.device)
 
     def sync(self, value=None) -> None:
@@ -109,82 +98,16 @@ class Trainer:
         return loss, acc
 
 
-def build(width: int = 64, lr: float = 0.1, momentum: float = 0.9, seed: int = 0,
-          mode: str = "eager") -> Trainer:
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    torch.manual_seed(seed)
-    return Trainer(width, lr, momentum, seed, mode)
-
-
-def train(trainer, x, y, steps: int, batch: int, log_every: int = 0):
-    n_batches = max(1, len(x) // batch)
-    batches = [trainer.put(x[i * batch:(i + 1) * batch], y[i * batch:(i + 1) * batch])
-               for i in range(n_batches)]
-    logged = []
-    for step in range(steps):
-        loss = trainer.step(*batches[step % n_batches])
-        if log_every and (step % log_every == 0 or step == steps - 1):
-            logged.append((step, float(loss)))
-    return logged
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("--steps", type=positive_int, default=200, help="training steps (200)")
-    parser.add_argument("--batch", type=positive_int, default=128, help="batch size (128)")
-    parser.add_argument("--width", type=positive_int, default=64, help="hidden units (64)")
+    parser = task.parser(__doc__, steps=200, batch=128, width=64, min_accuracy=0.85)
     parser.add_argument("--mode", choices=MODES, default="eager",
                         help="eager, or torch.compile of the model (compile), of model and "
                              "optimizer step (compile_step), and with CUDA graphs (reduce_overhead)")
-    parser.add_argument("--min-accuracy", type=fraction, default=0.85,
-                        help="fail if the final accuracy is below this (0.85)")
-    args = parser.parse_args(argv)
-    if torch is None:
-        print("error: PyTorch is not installed here: pip install torch", file=sys.stderr)
-        return 2
-
-    x, y = make_data()
-    trainer = build(args.width, mode=args.mode)
-    xs, ys = trainer.put(x, y)
-    loss0, acc0 = trainer.evaluate(xs, ys)
-    for step, loss in train(trainer, x, y, args.steps, args.batch, log_every=max(1, args.steps // 4)):
-        print(f"step {step:4d}  batch loss {loss:.4f}")
-    loss1, acc1 = trainer.evaluate(xs, ys)
-    print(f"PyTorch {torch.__version__} ({args.mode}, {trainer.device.type}): loss {loss0:.3f} -> "
-          f"{loss1:.3f}, accuracy {acc0:.2f} -> {acc1:.2f}")
-    if not (loss1 < loss0 and acc1 >= args.min_accuracy):
-        print(f"error: training did not converge (accuracy {acc1:.3f} < {args.min_accuracy})",
-              file=sys.stderr)
-        return 1
-    print("OK: the loss fell and the accuracy passed the threshold")
-    return 0
+    args = task.parse(parser, argv, torch, "torch")
+    trainer = Trainer(args.width, mode=args.mode)
+    return task.train_and_check(trainer, args, f"PyTorch {torch.__version__} ({args.mode}, "
+                                               f"{trainer.device.type})")
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())
