@@ -18,8 +18,10 @@ Used by measure_machine.py (a PNG) and by the site's build (an SVG on the CPU vs
 
 from __future__ import annotations
 
+# --8<-- [start:imports]
 import math
 from dataclasses import dataclass
+# --8<-- [end:imports]
 
 PRECISIONS = ("FP64", "FP32", "TF32", "BF16")
 TOLERANCE = 1.10  # how far above a roof a point may sit before it counts as an error (see check)
