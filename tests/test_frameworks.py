@@ -122,6 +122,15 @@ def test_keras_on_jax_in_its_own_process():
     assert "on jax" in proc.stdout and proc.stdout.strip().endswith("threshold")
 
 
+def test_keras_refuses_an_unknown_backend_from_the_environment(task, monkeypatch, capsys):
+    monkeypatch.setenv("KERAS_BACKEND", "bogus")
+    with pytest.raises(SystemExit) as exc:
+        load_snippet(KERAS).main(["--epochs", "1"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == (
+        "error: KERAS_BACKEND='bogus': not one of tensorflow, jax, torch\n")
+
+
 def test_keras_refuses_a_second_backend_in_one_process(tfmod, capsys):
     keras_mod = load_snippet(KERAS)
     keras_mod.import_keras("tensorflow")

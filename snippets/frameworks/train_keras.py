@@ -64,10 +64,12 @@ BACKENDS = ("tensorflow", "jax", "torch")
 
 def main(argv: list[str] | None = None) -> int:
     parser = task.parser(__doc__, epochs=6, batch=128, width=64, min_accuracy=0.85)
-    parser.add_argument("--backend", choices=BACKENDS, default=os.environ.get("KERAS_BACKEND")
-                        if os.environ.get("KERAS_BACKEND") in BACKENDS else "tensorflow",
+    parser.add_argument("--backend", choices=BACKENDS,
+                        default=os.environ.get("KERAS_BACKEND", "tensorflow"),
                         help="Keras backend (default: $KERAS_BACKEND, else tensorflow)")
     args = parser.parse_args(argv)
+    if args.backend not in BACKENDS:  # argparse checks choices on the command line only
+        parser.error(f"KERAS_BACKEND={args.backend!r}: not one of {', '.join(BACKENDS)}")
     try:
         keras = import_keras(args.backend)
     except (ImportError, RuntimeError) as exc:
