@@ -1,9 +1,11 @@
 // Array addition on an NVIDIA GPU, done right: any N, every CUDA call checked.
 // Build: nvcc -O2 -o build/vector_add_cuda snippets/array_addition/vector_add.cu
 // Run:   ./build/vector_add_cuda [N]      (default N = 6: A = 1..6, B = 7..12)
+// --8<-- [start:imports]
 #include <cuda_runtime.h>
 
-#include "vector_add_common.h"
+#include "vector_add_common.h"  // parse_n, fill_inputs, check_and_print (and stdio, stdlib)
+// --8<-- [end:imports]
 
 // --8<-- [start:check]
 // Every CUDA call returns an error code; ignoring it turns a failure into silent garbage.

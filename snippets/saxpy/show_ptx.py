@@ -29,10 +29,11 @@ from numba import config, cuda, float32
 import saxpy_numba_cuda as sx
 # --8<-- [end:imports]
 
+
+# --8<-- [start:show]
 SIGNATURE = (float32, float32[::1], float32[::1])  # (a, x, y): float32, contiguous 1-D arrays
 
 
-# --8<-- [start:show]
 def global_accesses(code: str, sass: bool = False) -> list[str]:
     """The distinct global load/store instructions in PTX (ld.global...) or SASS (LDG/STG...)."""
     pattern = r"\b(LDG[\w.]*|STG[\w.]*)" if sass else r"\b((?:ld|st)\.global[\w.]*)"
