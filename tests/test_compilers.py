@@ -171,6 +171,22 @@ def test_bad_input_fails_before_any_work(path, case, tmp_path, capsys):
     assert earlier.read_text() == "an earlier output\n"
 
 
+def test_an_interrupted_write_leaves_the_earlier_output_whole(demo, tmp_path, monkeypatch):
+    out = tmp_path / "hlo.txt"
+    out.write_text("an earlier output\n")
+
+    def stopped(*args):
+        raise KeyboardInterrupt  # Ctrl-C between writing the new text and renaming it
+
+    monkeypatch.setattr(demo.os, "replace", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        demo.write_atomically(out, "HloModule new\n" * 1000)
+    assert out.read_text() == "an earlier output\n"
+    monkeypatch.undo()
+    demo.write_atomically(out, "HloModule new\n")
+    assert out.read_text() == "HloModule new\n" and not list(tmp_path.glob(".*partial"))
+
+
 def test_a_bad_command_line_is_one_line_in_a_real_process():
     proc = subprocess.run([sys.executable, str(SNIPPETS / XLA_JAX), "--n", "-4"],
                           capture_output=True, text=True, timeout=300)
