@@ -17,11 +17,8 @@ import pytest
 
 from conftest import ROOT, SNIPPETS, load_snippet, run_snippet
 
-TRAIN = "keras/train.py"
-PREDICT = "keras/predict.py"
-MAKE = "keras/make_dataset.py"
-MODEL = "keras/model.py"
-PROFILE = "keras/profile_step.py"
+TRAIN, PREDICT, MAKE, MODEL, PROFILE = (f"keras/{name}.py" for name in (
+    "train", "predict", "make_dataset", "model", "profile_step"))
 RUNNER = "bench/run.py"
 HAS_JAX = importlib.util.find_spec("jax") is not None
 NEEDS_JAX = pytest.mark.skipif(not HAS_JAX, reason="jax is not installed (pip install jax)")

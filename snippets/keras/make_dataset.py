@@ -9,9 +9,21 @@ shapes, with noise: a pattern that a small CNN learns in a few epochs, unlike re
 """
 
 # --8<-- [start:imports]
-import argparse
 import os
+import signal
 import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +32,19 @@ from PIL import Image
 
 CLASSES = {"cats": "cat", "dogs": "dog"}  # folder -> the Kaggle file-name prefix
 MAX_IMAGES = 100_000  # per class (Kaggle's set has 12,500): about 1.5 GB of JPEGs at --size 64
+
+
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
 
 
 # --8<-- [start:draw]
@@ -65,20 +90,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     parser.add_argument("out", type=Path, help="folder to write (created if missing)")
-    parser.add_argument("--images", type=int, default=100, help="images per class (default 100)")
-    parser.add_argument("--size", type=int, default=64, help="shortest side in pixels (default 64)")
-    parser.add_argument("--validation", type=float, default=0.0,
+    parser.add_argument("--images", type=number(int, 1, MAX_IMAGES), default=100,
+                        help="images per class (default 100)")
+    parser.add_argument("--size", type=number(int, 16, 1024), default=64,
+                        help="shortest side in pixels (default 64)")
+    parser.add_argument("--validation", type=number(float, 0.0, 1.0), default=0.0,
                         help="fraction written to validation/ (default 0: class folders only)")
     parser.add_argument("--flat", action="store_true",
                         help="Kaggle's train.zip layout: train/cat.N.jpg and train/dog.N.jpg")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--seed", type=number(int, 0, 2**32 - 1), default=0,
+                        help="random seed (default 0)")
     args = parser.parse_args(argv)
-    if not 1 <= args.images <= MAX_IMAGES:
-        parser.error(f"--images must be between 1 and {MAX_IMAGES:,}, got {args.images}")
-    if not 16 <= args.size <= 1024:
-        parser.error(f"--size must be between 16 and 1024, got {args.size}")
-    if not 0 <= args.validation < 1:  # also false for nan
-        parser.error(f"--validation must be in [0, 1), got {args.validation}")
     n_val = round(args.images * args.validation)
     if args.validation and not 1 <= n_val <= args.images - 1:
         parser.error(f"--validation {args.validation} of {args.images} images per class leaves "
@@ -97,13 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         written = write_dataset(args.out, args.images, args.size, args.validation, args.flat,
                                 args.seed)
+        found = sum(1 for p in args.out.rglob("*.jpg") if min(Image.open(p).size) >= args.size)
     except KeyboardInterrupt:
         print(f"interrupted: {args.out} is incomplete; delete it", file=sys.stderr)
         return 130
     except OSError as exc:  # a full disk, say
         print(f"error: writing {args.out} failed: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    found = sum(1 for p in args.out.rglob("*.jpg") if min(Image.open(p).size) >= args.size)
     if found != written:
         print(f"error: wrote {written} images but found {found} readable ones", file=sys.stderr)
         return 1
@@ -112,8 +134,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # imports done: Ctrl-C raises KeyboardInterrupt, main() handles it
+    sys.exit(main())

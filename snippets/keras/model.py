@@ -8,8 +8,21 @@ Imported by train.py, profile_step.py and benchmark.py; run it to print the laye
 # --8<-- [start:imports]
 from __future__ import annotations
 
-import argparse
+import os
+import signal
 import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
+import argparse
 
 try:
     import keras
@@ -17,6 +30,19 @@ try:
 except ImportError:  # --help still works; main() says what to install
     keras = layers = None
 # --8<-- [end:imports]
+
+
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
 
 
 # --8<-- [start:augment]
@@ -76,27 +102,21 @@ def allow_xla(model: keras.Model) -> keras.Model:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("--image-size", type=int, default=64, help="side in pixels (default 64)")
+    parser.add_argument("--image-size", type=number(int, 8, 1024), default=64,
+                        help="side in pixels (default 64)")
     args = parser.parse_args(argv)
-    if not 8 <= args.image_size <= 1024:
-        parser.error(f"--image-size must be between 8 and 1024, got {args.image_size}")
     if keras is None:
         parser.exit(2, "error: Keras is not installed: pip install keras tensorflow\n")
     model = compile_model(build_model(args.image_size))
     model.summary()
     conv = model.get_layer(index=2)
     expected = (None, args.image_size - 2, args.image_size - 2, 32)  # 3x3 kernel, stride 1
-    if conv.output.shape != expected:
-        print(f"error: convolution output is {conv.output.shape}, expected {expected}",
-              file=sys.stderr)
-        return 1
-    print(f"OK: convolution output {expected[1:]}, {model.count_params():,} parameters")
-    return 0
+    if conv.output.shape == expected:
+        print(f"OK: convolution output {expected[1:]}, {model.count_params():,} parameters")
+        return 0
+    print(f"error: convolution output is {conv.output.shape}, expected {expected}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())

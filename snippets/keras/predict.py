@@ -10,9 +10,21 @@ palette images are converted to RGB.
 """
 
 # --8<-- [start:imports]
-import argparse
 import os
+import signal
 import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
+import argparse
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +37,19 @@ BACKENDS = ("tensorflow", "jax", "torch")
 
 class InputError(Exception):
     """Bad input that the user can fix: reported as one line, exit status 2."""
+
+
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
 
 
 def image_paths(args: list[Path]) -> list[Path]:
@@ -102,11 +127,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     parser.add_argument("model", type=Path, help="a .keras file written by train.py")
     parser.add_argument("images", type=Path, nargs="+", help="image files and/or folders")
-    parser.add_argument("--threshold", type=float, default=0.5,
+    parser.add_argument("--threshold", type=number(float, 0.0, 1.0), default=0.5,
                         help="P(dog) at or above which an image is a dog (default 0.5)")
     args = parser.parse_args(argv)
-    if not 0 < args.threshold < 1:
-        parser.error(f"--threshold must be in (0, 1), got {args.threshold}")
+    if args.threshold in (0.0, 1.0):  # every image a dog, or (nearly) none
+        parser.error(f"--threshold must be strictly between 0 and 1, got {args.threshold}")
     try:
         backend = os.environ.get("KERAS_BACKEND", "tensorflow")
         if backend not in BACKENDS:  # Keras would silently fall back to TensorFlow
@@ -135,9 +160,6 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
     agree = named = 0
     for path, (label, p_dog) in zip(paths, predict(model, images, args.threshold)):
         print(f"{path}: {label} (P(dog) = {p_dog:.3f})")
@@ -150,8 +172,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())

@@ -9,13 +9,25 @@ alone. With --trace DIR it records a JAX profiler trace of a few steps of each c
     KERAS_BACKEND=jax python snippets/keras/profile_step.py --batch-sizes 32 256
 """
 
+import os
+import signal
+import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
 import argparse
 import glob
 import gzip
 import json
 import logging
-import os
-import sys
 import time
 
 import numpy as np
@@ -27,11 +39,17 @@ CASES = {  # name -> (augmentation layers in the model, let XLA compile them)
 }
 
 
-def positive_int(text: str) -> int:
-    value = int(text)
-    if not 1 <= value <= 4096:
-        raise argparse.ArgumentTypeError(f"must be between 1 and 4096, got {value}")
-    return value
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
 
 
 class CountCompiles(logging.Handler):
@@ -87,8 +105,9 @@ def step_time(model, images, labels, batch: int, steps: int, counter=None) -> fl
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("--batch-sizes", type=positive_int, nargs="+", default=[32, 256])
-    parser.add_argument("--steps", type=positive_int, default=20, help="timed steps (default 20)")
+    parser.add_argument("--batch-sizes", type=number(int, 1, 4096), nargs="+", default=[32, 256])
+    parser.add_argument("--steps", type=number(int, 1, 4096), default=20,
+                        help="timed steps (default 20)")
     parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES))
     parser.add_argument("--trace", metavar="DIR", help="write a jax.profiler trace here")
     args = parser.parse_args(argv)
@@ -154,8 +173,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    sys.exit(main())

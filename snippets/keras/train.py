@@ -9,11 +9,23 @@ finished epoch. The model with the best validation accuracy is OUTPUT/best.keras
 """
 
 # --8<-- [start:imports]
+import os
+import signal
+import sys
+
+
+def interrupted(signum, frame):
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, interrupted)
+
 import argparse
 import contextlib
 import json
-import os
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -27,6 +39,19 @@ IMAGE_SUFFIXES = (".bmp", ".gif", ".jpeg", ".jpg", ".png")  # what image_dataset
 READABLE_FORMATS = {"BMP", "GIF", "JPEG", "PNG"}  # what TensorFlow's image decoder reads
 VALIDATION_SPLIT = 0.2
 SEED = 1337
+
+
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
 
 
 class InputError(Exception):
@@ -307,22 +332,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("data_dir", type=Path, help="folder with cats/ and dogs/ (see above)")
     parser.add_argument("--output-dir", type=Path, default=Path("runs/cats-vs-dogs"),
                         help="where models and history go (default runs/cats-vs-dogs)")
-    parser.add_argument("--image-size", type=int, default=64, help="side in pixels (default 64)")
-    parser.add_argument("--batch-size", type=int, default=32,
-                        help="images per step, over all GPUs together (default 32)")
-    parser.add_argument("--epochs", type=int, default=25, help="total epochs (default 25)")
-    parser.add_argument("--learning-rate", type=float, default=1e-3,
-                        help="Adam's learning rate (default 0.001)")
-    parser.add_argument("--seed", type=int, default=SEED, help=f"random seed (default {SEED})")
+    for option, kind, low, high, default, text in [
+            ("--image-size", int, 8, 1024, 64, "side in pixels"),
+            ("--batch-size", int, 1, 65536, 32, "images per step, over all GPUs together"),
+            ("--epochs", int, 1, 100_000, 25, "total epochs"),
+            ("--learning-rate", float, 0.0, 1.0, 1e-3, "Adam's learning rate"),  # 0 and 1: refused below
+            ("--seed", int, 0, 2**32 - 1, SEED, "random seed")]:
+        parser.add_argument(option, type=number(kind, low, high), default=default,
+                            help=f"{text} (default {default:g})")
     parser.add_argument("--mixed-precision", action="store_true",
                         help="compute in bfloat16 (Keras mixed_bfloat16), weights stay float32")
     args = parser.parse_args(argv)
-    if not 8 <= args.image_size <= 1024:
-        parser.error(f"--image-size must be between 8 and 1024, got {args.image_size}")
-    if not (1 <= args.batch_size <= 65536 and 1 <= args.epochs <= 100_000):
-        parser.error("--batch-size must be in [1, 65536] and --epochs in [1, 100000]")
-    if not 0 < args.learning_rate < 1:  # also false for nan
-        parser.error(f"--learning-rate must be in (0, 1), got {args.learning_rate}")
+    if args.learning_rate in (0.0, 1.0):
+        parser.error(f"--learning-rate must be strictly between 0 and 1, got {args.learning_rate}")
 
     try:
         check_backend()
@@ -346,4 +368,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # imports done: Ctrl-C raises KeyboardInterrupt, main() handles it
     sys.exit(main())
