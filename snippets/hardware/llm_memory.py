@@ -46,6 +46,19 @@ BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4":
 # --8<-- [end:shapes]
 
 
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
+
+
 # --8<-- [start:formula]
 def weight_bytes(params: float, weights: str) -> float:
     return params * BYTES[weights]
@@ -80,19 +93,6 @@ def plan(model: str, weights: str, kv: str, context: int, batch: int, gpu_gb: fl
             "gpus": n, "left": n * (gpu_gb - reserve_gb) * 1e9 - (w + cache),
             "steps_per_s": steps, "tokens_per_s": steps * batch,
             "weights_alone_fit": w <= (gpu_gb - reserve_gb) * 1e9}
-
-
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -54,15 +54,17 @@ def number(kind, low, high):
     return parse
 
 
+COUNT = number(int, 1, 1_000_000)  # every option: a whole number from 1 to a million
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    count = number(int, 1, 1_000_000)
-    parser.add_argument("--cpu-cores", type=count, default=56)
-    parser.add_argument("--fma-units", type=count, default=2, help="FMA units per core")
+    parser.add_argument("--cpu-cores", type=COUNT, default=56)
+    parser.add_argument("--fma-units", type=COUNT, default=2, help="FMA units per core")
     parser.add_argument("--simd-bits", type=int, default=512, choices=(128, 256, 512))
-    parser.add_argument("--sms", type=count, default=132)
-    parser.add_argument("--fp32-per-sm", type=count, default=128)
+    parser.add_argument("--sms", type=COUNT, default=132)
+    parser.add_argument("--fp32-per-sm", type=COUNT, default=128)
     args = parser.parse_args(argv)
     cpu = cpu_lanes(args.cpu_cores, args.fma_units, args.simd_bits)
     gpu = gpu_lanes(args.sms, args.fp32_per_sm)

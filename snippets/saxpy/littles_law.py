@@ -32,6 +32,19 @@ import argparse
 # --8<-- [end:imports]
 
 
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
+
+
 # --8<-- [start:law]
 def bytes_needed(bandwidth: float, latency_s: float) -> float:
     """Little's law: bytes in flight = bandwidth x latency."""
@@ -50,19 +63,6 @@ def bytes_in_flight_per_sm(loads: int, width: int, threads_per_sm: int) -> int:
     """At most: every resident thread with all its independent loads outstanding."""
     return loads * width * threads_per_sm
 # --8<-- [end:law]
-
-
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
 
 
 def main(argv: list[str] | None = None) -> int:
