@@ -29,19 +29,6 @@ from numba import cuda
 MAX_N = 2**31
 
 
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
-
-
 # --8<-- [start:kernel]
 @cuda.jit
 def vector_add(a, b, c):
@@ -76,6 +63,19 @@ def format_result(c: np.ndarray) -> str:
     if c.size > 10:
         words.insert(3, "...")
     return "C = A + B: " + " ".join(words)
+
+
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
 
 
 def host_memory() -> int:

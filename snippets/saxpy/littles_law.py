@@ -32,19 +32,6 @@ import argparse
 # --8<-- [end:imports]
 
 
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
-
-
 # --8<-- [start:law]
 def bytes_needed(bandwidth: float, latency_s: float) -> float:
     """Little's law: bytes in flight = bandwidth x latency."""
@@ -70,8 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     parser.add_argument("--bandwidth", type=number(float, 1.0, 1e18), default=4.8e12,
                         help="memory bandwidth in bytes/s (default 4.8e12: H200 datasheet)")
-    parser.add_argument("--sms", type=number(int, 1, 100_000), default=132,
-                        help="SMs (default 132)")
+    parser.add_argument("--sms", type=number(int, 1, 100_000), default=132, help="SMs, default 132")
     parser.add_argument("--threads-per-sm", type=number(int, 1, 100_000), default=2048,
                         help="resident threads per SM (default 2048)")
     parser.add_argument("--latency-ns", type=number(float, 0.001, 1e9), nargs="+",
@@ -88,6 +74,19 @@ def main(argv: list[str] | None = None) -> int:
         have = bytes_in_flight_per_sm(loads, width, args.threads_per_sm)
         print(f"  {what}: {loads} x {width} B per thread = {have / 1024:.0f} KiB")
     return 0
+
+
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
 
 
 if __name__ == "__main__":
