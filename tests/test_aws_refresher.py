@@ -208,8 +208,8 @@ def test_an_interrupted_write_keeps_the_earlier_table(tmp_path, monkeypatch, fai
     with pytest.raises(type(failure)):
         mod.write_atomically(target, "new\n" * 1000)
     assert target.read_text() == "earlier\n"
-    # Left beside it: the temporary file, under its own name, never half a table under the real one.
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".data.csv.partial", "data.csv"]
+    # The temporary file is removed: nothing but the earlier table is left.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"]
     monkeypatch.undo()
     mod.write_atomically(target, "new\n")  # the next run writes over the leftover and renames it
     assert target.read_text() == "new\n"

@@ -679,8 +679,8 @@ def test_an_earlier_report_survives_a_failed_write(doc, tmp_path, monkeypatch):
     with pytest.raises(OSError):
         doc.write_atomically(target, "{}\n")
     assert target.read_text() == "earlier\n"
-    # Left beside it: the temporary file under its own name, which the next run writes over.
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".r.json.partial", "r.json"]
+    # The temporary file is removed: nothing but the earlier report is left.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
     monkeypatch.undo()
     doc.write_atomically(target, "{}\n")
     assert target.read_text() == "{}\n" and [p.name for p in tmp_path.iterdir()] == ["r.json"]

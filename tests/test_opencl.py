@@ -354,9 +354,8 @@ def test_an_interrupted_write_keeps_the_earlier_file(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         reg.register(out, tmp_path / "libintelocl.so", system=tmp_path / "none")
     assert (out / "intel-cpu.icd").read_text() == "/earlier/libintelocl.so\n"
-    # The stopped write's temporary file is left, under a name the ICD loader never reads
-    # (it reads *.icd); the next run writes over it and renames it.
-    assert sorted(p.name for p in out.iterdir()) == [".intel-cpu.icd.partial", "intel-cpu.icd"]
+    # The stopped write's temporary file is removed: the loader's folder holds the earlier file only.
+    assert sorted(p.name for p in out.iterdir()) == ["intel-cpu.icd"]
     monkeypatch.undo()
     reg.register(out, tmp_path / "libintelocl.so", system=tmp_path / "none")
     assert (out / "intel-cpu.icd").read_text() == f"{(tmp_path / 'libintelocl.so').resolve()}\n"

@@ -1170,17 +1170,26 @@ def number(kind, low, high):
 
 def output_file(text: str) -> Path:
     """An argparse type: a file path in an existing, writable folder, checked before any work."""
-    path = Path(text)
-    if path.is_dir() or not path.absolute().parent.is_dir() or not os.access(path.absolute().parent, os.W_OK):
-        raise argparse.ArgumentTypeError(f"{text}: not a file in an existing, writable folder")
+    try:  # a real write: os.access says yes to root everywhere, even in /proc
+        path = Path(text)
+        if path.is_dir():
+            raise IsADirectoryError(text)
+        probe = path.with_name(f".{path.name}.partial")  # write_atomically's temporary file
+        probe.touch()
+        probe.unlink()
+    except (OSError, ValueError):
+        raise argparse.ArgumentTypeError(f"{text}: not a file in an existing, writable folder") from None
     return path
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:
     """Write through a temporary file and rename it: a reader never sees half a file."""
     tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
 
 
 

@@ -28,7 +28,6 @@ if __name__ == "__main__":
 
 import argparse
 import operator
-import tempfile
 from io import BytesIO
 from pathlib import Path
 
@@ -296,17 +295,26 @@ def png_bytes(counts: np.ndarray, max_iter: int) -> bytes:
 
 def output_file(text: str) -> Path:
     """An argparse type: a file path in an existing, writable folder, checked before any work."""
-    path = Path(text)
-    if path.is_dir() or not path.absolute().parent.is_dir() or not os.access(path.absolute().parent, os.W_OK):
-        raise argparse.ArgumentTypeError(f"{text}: not a file in an existing, writable folder")
+    try:  # a real write: os.access says yes to root everywhere, even in /proc
+        path = Path(text)
+        if path.is_dir():
+            raise IsADirectoryError(text)
+        probe = path.with_name(f".{path.name}.partial")  # write_atomically's temporary file
+        probe.touch()
+        probe.unlink()
+    except (OSError, ValueError):
+        raise argparse.ArgumentTypeError(f"{text}: not a file in an existing, writable folder") from None
     return path
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:
     """Write through a temporary file and rename it: a reader never sees half a file."""
     tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
 
 
 def sass_text(variants: list[str]) -> str:
@@ -343,18 +351,11 @@ def variant_list(text: str) -> list[str]:
 
 
 def output_ending(suffix: str):
-    """output_file for a name that ends in `suffix`, in a folder that really takes a new file
-    (os.access says yes to root everywhere, even in /proc)."""
+    """output_file for a name that ends in `suffix`."""
     def parse(text: str) -> Path:
-        path = output_file(text)
-        folder = path.absolute().parent
-        if path.suffix.lower() != suffix:
+        if Path(text).suffix.lower() != suffix:
             raise argparse.ArgumentTypeError(f"{text}: the file name must end in {suffix}")
-        try:
-            tempfile.TemporaryFile(dir=folder).close()
-        except OSError as exc:
-            raise argparse.ArgumentTypeError(f"cannot write in {folder}: {exc.strerror}") from None
-        return path
+        return output_file(text)
     return parse
 
 

@@ -48,8 +48,11 @@ def intel_library(prefix: Path = Path(sys.prefix)) -> Path | None:
 def write_atomically(path: Path, data: str | bytes) -> None:
     """Write through a temporary file and rename it: a reader never sees half a file."""
     tmp = path.with_name(f".{path.name}.partial")
-    tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
 
 
 def check_folder(folder: Path) -> None:
