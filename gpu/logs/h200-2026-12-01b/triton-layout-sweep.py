@@ -34,5 +34,9 @@ print(f"torch.matmul bf16 (B^T stored): {ref:.3f} ms {2 * n**3 / ref / 1e9:.1f} 
 EXTRA = [(128, 256, 128, 8, 8, 3), (128, 128, 64, 8, 8, 4), (64, 256, 64, 8, 4, 4),
          (128, 256, 64, 8, 8, 5), (256, 128, 64, 8, 8, 3), (128, 128, 128, 8, 8, 3)]
 for cfg in [*mt.CONFIGS, *EXTRA]:
-    ms = time_ms(lambda: mt.matmul_into(a, b, c, cfg))
+    try:
+        ms = time_ms(lambda: mt.matmul_into(a, b, c, cfg))
+    except Exception as exc:  # a tile too large for shared memory
+        print(f"triton {cfg} failed: {str(exc).splitlines()[0][:100]}")
+        continue
     print(f"triton {cfg} {ms:.3f} ms {2 * n**3 / ms / 1e9:.1f} TFLOP/s {100 * ref / ms:.1f}% of torch")
