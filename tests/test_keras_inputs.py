@@ -210,6 +210,14 @@ def test_predict_refuses_an_unknown_backend(dataset, tmp_path, monkeypatch, run)
     one_line_error(run(PREDICT, tmp_path / "m.keras", dataset), "KERAS_BACKEND='bogus'")
 
 
+def test_model_refuses_an_unknown_backend_in_one_line():
+    # In its own process: importing Keras with KERAS_BACKEND=bogus raises a ValueError there.
+    record_executed(SNIPPETS / MODEL)
+    out = subprocess.run([sys.executable, str(SNIPPETS / MODEL)], capture_output=True, text=True,
+                         timeout=120, env={**os.environ, "KERAS_BACKEND": "bogus"})
+    one_line_error(out, "KERAS_BACKEND='bogus' is not one of")
+
+
 def test_train_checks_the_output_folder_first(dataset, tmp_path, run):
     (tmp_path / "out").write_text("a file")
     one_line_error(run(TRAIN, dataset, "--output-dir", tmp_path / "out"), "is not a folder")

@@ -27,8 +27,10 @@ import argparse
 try:
     import keras
     from keras import layers
-except ImportError:  # --help still works; main() says what to install
+except (ImportError, ValueError) as exc:  # --help still works; main() says what is wrong
     keras = layers = None
+    NO_KERAS = ("Keras is not installed: pip install keras tensorflow" if isinstance(exc, ImportError)
+                else f"KERAS_BACKEND={os.environ.get('KERAS_BACKEND')!r} is not one of tensorflow, jax, torch")
 # --8<-- [end:imports]
 
 
@@ -106,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="side in pixels (default 64)")
     args = parser.parse_args(argv)
     if keras is None:
-        parser.exit(2, "error: Keras is not installed: pip install keras tensorflow\n")
+        parser.exit(2, f"error: {NO_KERAS}\n")
     model = compile_model(build_model(args.image_size))
     model.summary()
     conv = model.get_layer(index=2)
