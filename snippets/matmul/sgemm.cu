@@ -927,24 +927,18 @@ __global__ void fill_uniform(size_t n, float *x, unsigned seed) {
 // --8<-- [end:fill]
 
 // --8<-- [start:to_bf16]
-// Round a rows x cols float matrix to BF16 into a row stride `ld` >= cols, zeros in the padding
-// (the tensor-core kernel copies 16-byte chunks, 8 BF16 values, so rows are padded to 8).
-__global__ void to_bf16_padded(int rows, int cols, int ld, const float *X, __nv_bfloat16 *Y) {
-    size_t n = (size_t)rows * ld;
+// Round a rows x cols float matrix X to BF16 in Y, rows padded with zeros to a stride `ld` (the
+// tensor-core kernels copy 16-byte chunks, 8 BF16 values). With `transpose`, Y holds X^T
+// (cols x ld): B is stored N x K, the way the tensor-core kernels read it.
+__global__ void to_bf16(int rows, int cols, int ld, bool transpose, const float *X,
+                        __nv_bfloat16 *Y) {
+    const int y_rows = transpose ? cols : rows, y_cols = transpose ? rows : cols;
+    size_t n = (size_t)y_rows * ld;
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
-        int r = (int)(i / ld), c = (int)(i % ld);
-        Y[i] = __float2bfloat16_rn(c < cols ? X[(size_t)r * cols + c] : 0.0f);
-    }
-}
-
-// The BF16 copy of B is stored transposed, N x ld (ld >= K): what the tensor-core kernels read.
-__global__ void to_bf16_transposed(int rows, int cols, int ld, const float *X, __nv_bfloat16 *Y) {
-    size_t n = (size_t)cols * ld;
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        int c = (int)(i / ld), r = (int)(i % ld);
-        Y[i] = __float2bfloat16_rn(r < rows ? X[(size_t)r * cols + c] : 0.0f);
+        int r = (int)(i / ld), c = (int)(i % ld);  // element (r, c) of Y
+        float v = c >= y_cols ? 0.0f : transpose ? X[(size_t)c * cols + r] : X[(size_t)r * cols + c];
+        Y[i] = __float2bfloat16_rn(v);
     }
 }
 // --8<-- [end:to_bf16]
@@ -1176,8 +1170,8 @@ int main(int argc, char **argv) {
         CUDA_CHECK(cudaMalloc(&sums, 3 * sizeof(double)));
         fill_uniform<<<1024, 256>>>(na, A, 12345u);
         fill_uniform<<<1024, 256>>>(nb, B, 67890u);
-        to_bf16_padded<<<1024, 256>>>(z.m, z.k, lda, A, A16);
-        to_bf16_transposed<<<1024, 256>>>(z.k, z.n, ldb, B, B16);
+        to_bf16<<<1024, 256>>>(z.m, z.k, lda, false, A, A16);
+        to_bf16<<<1024, 256>>>(z.k, z.n, ldb, true, B, B16);
         CUDA_CHECK(cudaGetLastError());
         dgemm_reference<<<dim3(CEIL_DIV(z.n, 16), CEIL_DIV(z.m, 16)), dim3(16, 16)>>>(
             z.m, z.n, z.k, A, B, R);
