@@ -34,19 +34,6 @@ except (ImportError, ValueError) as exc:  # --help still works; main() says what
 # --8<-- [end:imports]
 
 
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
-
-
 # --8<-- [start:augment]
 def augmentation() -> keras.Sequential:
     """Random changes applied to each training batch; inactive at inference."""
@@ -99,6 +86,19 @@ def allow_xla(model: keras.Model) -> keras.Model:
         model.jit_compile = True
     return model
 # --8<-- [end:xla]
+
+
+def number(kind, low, high):
+    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+        if not low <= value <= high:  # false for nan too
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
+        return value
+    return parse
 
 
 def main(argv: list[str] | None = None) -> int:

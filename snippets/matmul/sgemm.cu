@@ -306,11 +306,11 @@ sgemm_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
 
     float4 a_stage[A_LOADS], b_stage[B_LOADS];  // the next tiles, on their way to shared memory
     // A block whose tiles lie wholly inside A and B (all but the edge blocks, when N and K are
-    // multiples of 4) loads with plain 16-byte loads: one uniform branch per tile, not one per
-    // float4 (load4's guards are a few percent of the loop's instructions).
+    // multiples of 4) uses plain 16-byte loads: one uniform branch per tile instead of load4's
+    // guards on every float4, whose branches cost more than their instructions (they starve
+    // the warp schedulers of instructions: see "Tuning" on the page).
     const bool inner = a_vec && b_vec && row0 + BM_ <= M && col0 + BN_ <= N;
     auto fetch = [&](int k0) {
-#ifndef WARPTILE_GUARDED_LOADS
         if (inner && k0 + BK_ <= K) {
 #pragma unroll
             for (int l = 0; l < A_LOADS; ++l) {
@@ -324,7 +324,6 @@ sgemm_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
             }
             return;
         }
-#endif
 #pragma unroll
         for (int l = 0; l < A_LOADS; ++l) {
             int i = t + l * THREADS, r = i / (BK_ / 4), c = (i % (BK_ / 4)) * 4;
@@ -409,154 +408,6 @@ sgemm_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
 }
 // --8<-- [end:warptile]
 
-// --8<-- [start:async]
-// Asynchronous copies. cp.async moves 16 bytes from global to shared memory without passing
-// through registers: the tiles of the next STAGES - 1 steps are in flight while this one is
-// multiplied, with no registers held for them and no stores to issue. cp.async cannot
-// transpose, so A keeps its row-major layout in shared memory and each lane reads four
-// consecutive k of a row in one float4: the values for four steps along k. Lane lr owns rows
-// lr, lr + 8, lr + 16, ... of its sub-tile, so a warp's eight float4 reads of A come from
-// eight consecutive rows; rows padded by 16 bytes put those in eight different bank groups.
-__device__ __forceinline__ unsigned smem_addr(const void *p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes global -> shared, bypassing L1 and registers; the bytes past src_bytes are zeros.
-__device__ __forceinline__ void cp_async16(unsigned dst, const void *src, int src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(src_bytes));
-}
-
-// 4 bytes, for rows whose start is not 16-byte aligned (a row length that is not a multiple of 4).
-__device__ __forceinline__ void cp_async4(unsigned dst, const void *src, int src_bytes) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
-                 "r"(src_bytes));
-}
-
-// Four floats of row r, columns c..c+3, of a rows x cols matrix into shared memory at dst; zeros
-// outside the matrix. aligned: cols % 4 == 0, so a row's float4s are 16-byte aligned.
-__device__ __forceinline__ void copy4(unsigned dst, const float *X, int rows, int cols, int r,
-                                      int c, bool aligned) {
-    const float *src = X + (size_t)min(r, rows - 1) * cols;  // a valid address even when unused
-    if (aligned) {
-        int n = r < rows ? max(0, min(4, cols - c)) : 0;
-        cp_async16(dst, n ? src + c : X, 4 * n);
-    } else {
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            bool in = r < rows && c + q < cols;
-            cp_async4(dst + 4 * q, in ? src + c + q : X, in ? 4 : 0);
-        }
-    }
-}
-
-__device__ __forceinline__ float element(const float4 &v, int q) {  // q is a constant once unrolled
-    return q == 0 ? v.x : q == 1 ? v.y : q == 2 ? v.z : v.w;
-}
-
-template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
-          int THREADS, int STAGES, int GROUP>
-__global__ void __launch_bounds__(THREADS, 1)
-sgemm_async(int M, int N, int K, const float *A, const float *B, float *C) {
-    constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;
-    constexpr int LANES_N = WSUBN / TN_, LANES_M = 32 / LANES_N;
-    static_assert(LANES_M * TM_ == WSUBM, "a sub-tile must hold exactly 32 lanes");
-    static_assert((BM_ / WM) * (BN_ / WN) * 32 == THREADS, "warps must cover the block tile");
-    static_assert(TN_ % 4 == 0 && BK_ % 4 == 0, "float4 granularity");
-    constexpr int AS = BK_ + 4;                            // padded row of A in shared memory
-    constexpr int STAGE = BM_ * AS + BK_ * BN_;            // floats per stage: A, then B
-    constexpr int A_CP = BM_ * BK_ / 4 / THREADS, B_CP = BK_ * BN_ / 4 / THREADS;
-    static_assert(A_CP * THREADS * 4 == BM_ * BK_ && B_CP * THREADS * 4 == BK_ * BN_,
-                  "every thread copies the same number of float4s");
-    extern __shared__ __align__(16) float smem_f[];
-
-    const int t = threadIdx.x, warp = t / 32, lane = t % 32;
-    const int wrow = warp / (BN_ / WN), wcol = warp % (BN_ / WN);
-    const int lr = lane / LANES_N, lc = lane % LANES_N;
-    int tile_row, tile_col;
-    block_tile<GROUP>(tile_row, tile_col);
-    const int row0 = tile_row * BM_, col0 = tile_col * BN_;
-    const int ktiles = (K + BK_ - 1) / BK_;
-    const bool a_vec = K % 4 == 0, b_vec = N % 4 == 0;
-
-    auto load_tile = [&](int stage, int kt) {
-        const int k0 = kt * BK_;
-        float *as = smem_f + stage * STAGE, *bs = as + BM_ * AS;
-#pragma unroll
-        for (int l = 0; l < A_CP; ++l) {
-            int i = t + l * THREADS, r = i / (BK_ / 4), c = (i % (BK_ / 4)) * 4;
-            copy4(smem_addr(as + r * AS + c), A, M, K, row0 + r, k0 + c, a_vec);
-        }
-#pragma unroll
-        for (int l = 0; l < B_CP; ++l) {
-            int i = t + l * THREADS, r = i / (BN_ / 4), c = (i % (BN_ / 4)) * 4;
-            copy4(smem_addr(bs + r * BN_ + c), B, K, N, k0 + r, col0 + c, b_vec);
-        }
-    };
-
-    float acc[WMITER * TM_][WNITER * TN_] = {{0.0f}};
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {  // fill the pipeline
-        if (s < ktiles) load_tile(s, s);
-        asm volatile("cp.async.commit_group;\n");
-    }
-    for (int kt = 0; kt < ktiles; ++kt) {
-        asm volatile("cp.async.wait_group %0;\n" ::"n"(STAGES - 2));  // tile kt has landed
-        __syncthreads();  // ... for every thread, and everyone is done with tile kt - 1
-        if (kt + STAGES - 1 < ktiles) load_tile((kt + STAGES - 1) % STAGES, kt + STAGES - 1);
-        asm volatile("cp.async.commit_group;\n");
-        const float *as = smem_f + (kt % STAGES) * STAGE + (wrow * WM + lr) * AS;
-        const float *bs = smem_f + (kt % STAGES) * STAGE + BM_ * AS + wcol * WN + lc * TN_;
-#pragma unroll
-        for (int k4 = 0; k4 < BK_; k4 += 4) {
-            float4 a4[WMITER * TM_];  // rows of A, four steps of k each
-#pragma unroll
-            for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-                for (int i = 0; i < TM_; ++i)
-                    a4[wm * TM_ + i] = *reinterpret_cast<const float4 *>(
-                        as + (wm * WSUBM + i * LANES_M) * AS + k4);
-#pragma unroll
-            for (int q = 0; q < 4; ++q) {
-                float b_reg[WNITER * TN_];
-#pragma unroll
-                for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-                    for (int j = 0; j < TN_; j += 4)
-                        *reinterpret_cast<float4 *>(&b_reg[wn * TN_ + j]) =
-                            *reinterpret_cast<const float4 *>(bs + (k4 + q) * BN_ + wn * WSUBN + j);
-#pragma unroll
-                for (int i = 0; i < WMITER * TM_; ++i)
-#pragma unroll
-                    for (int j = 0; j < WNITER * TN_; ++j)
-                        acc[i][j] += element(a4[i], q) * b_reg[j];
-            }
-        }
-    }
-    asm volatile("cp.async.wait_group 0;\n");
-#pragma unroll
-    for (int wm = 0; wm < WMITER; ++wm)
-#pragma unroll
-        for (int i = 0; i < TM_; ++i) {
-            int r = row0 + wrow * WM + wm * WSUBM + i * LANES_M + lr;
-            if (r >= M) continue;
-#pragma unroll
-            for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-                for (int j = 0; j < TN_; j += 4) {
-                    int c = col0 + wcol * WN + wn * WSUBN + lc * TN_ + j;
-                    const float *v = &acc[wm * TM_ + i][wn * TN_ + j];
-                    float *dst = &C[(size_t)r * N + c];
-                    if (b_vec && c + 3 < N) {
-                        *reinterpret_cast<float4 *>(dst) = make_float4(v[0], v[1], v[2], v[3]);
-                    } else {
-                        for (int q = 0; q < 4 && c + q < N; ++q) dst[q] = v[q];
-                    }
-                }
-        }
-}
-// --8<-- [end:async]
-
 // --8<-- [start:tensor_core]
 // Tensor cores: BF16 inputs, FP32 accumulation, with the warp-level mma.sync instruction
 // (m16n8k16: a 16x16 tile of A times a 16x8 tile of B per instruction and warp). The block
@@ -567,6 +418,16 @@ sgemm_async(int M, int N, int K, const float *A, const float *B, float *C) {
 // A is M x K (row stride lda); B comes transposed, N x K (row stride ldb), the way a Linear
 // layer stores its weight, so both are read along K. Both are BF16 with lda, ldb multiples of
 // 8 and zero padding past K; C is M x N FP32.
+__device__ __forceinline__ unsigned smem_addr(const void *p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared, bypassing L1 and registers; src_bytes 0 writes zeros.
+__device__ __forceinline__ void cp_async16(unsigned dst, const void *src, int src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(src_bytes));
+}
+
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -879,20 +740,6 @@ void launch_warptile(int M, int N, int K, const float *A, const float *B, float 
         <<<grid, THREADS>>>(M, N, K, A, B, C);
 }
 
-template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
-          int THREADS, int STAGES, int GROUP = 1>
-void launch_async(int M, int N, int K, const float *A, const float *B, float *C) {
-    constexpr int smem = STAGES * (BM_ * (BK_ + 4) + BK_ * BN_) * (int)sizeof(float);
-    auto kernel = sgemm_async<BM_, BN_, BK_, WM, WN, WMITER, WNITER, TM_, TN_, THREADS, STAGES, GROUP>;
-    static bool opted_in = false;  // more than 48 KiB of shared memory needs an opt-in
-    if (!opted_in) {
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-        opted_in = true;
-    }
-    dim3 grid(CEIL_DIV(N, BN_), CEIL_DIV(M, BM_));
-    kernel<<<grid, THREADS, smem>>>(M, N, K, A, B, C);
-}
-
 template <int BM_, int BN_, int BK_, int WM, int WN, int STAGES, int GROUP = 1>
 void launch_tc(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *B,
                int ldb, float *C) {
@@ -1021,18 +868,6 @@ const Kernel KERNELS[] = {
      launch_warptile<128, 256, 8, 64, 64, 2, 2, 8, 4, 256, 1, 8>},
     {"wt_256x128x8_64x64_2x2_8x4_256_1_g8",
      launch_warptile<256, 128, 8, 64, 64, 2, 2, 8, 4, 256, 1, 8>},
-    // FP32 cp.async pipeline: as_<BM>x<BN>x<BK>_<WM>x<WN>_<WMITER>x<WNITER>_<TM>x<TN>_<threads>
-    // _s<stages>[_g<group of tile rows>]
-    {"as_128x256x32_64x64_1x4_8x4_256_s3", launch_async<128, 256, 32, 64, 64, 1, 4, 8, 4, 256, 3>},
-    {"as_128x256x32_64x64_1x4_8x4_256_s4", launch_async<128, 256, 32, 64, 64, 1, 4, 8, 4, 256, 4>},
-    {"as_128x256x16_64x64_1x4_8x4_256_s4", launch_async<128, 256, 16, 64, 64, 1, 4, 8, 4, 256, 4>},
-    {"as_128x256x16_64x64_1x4_8x4_256_s6", launch_async<128, 256, 16, 64, 64, 1, 4, 8, 4, 256, 6>},
-    {"as_128x256x32_64x64_1x2_8x8_256_s3", launch_async<128, 256, 32, 64, 64, 1, 2, 8, 8, 256, 3>},
-    {"as_256x128x32_64x64_1x4_8x4_256_s3", launch_async<256, 128, 32, 64, 64, 1, 4, 8, 4, 256, 3>},
-    {"as_128x128x32_64x64_1x4_8x4_128_s3", launch_async<128, 128, 32, 64, 64, 1, 4, 8, 4, 128, 3>},
-    {"as_128x256x32_64x64_2x2_4x8_256_s3", launch_async<128, 256, 32, 64, 64, 2, 2, 4, 8, 256, 3>},
-    {"as_128x256x32_64x64_1x4_8x4_256_s3_g8",
-     launch_async<128, 256, 32, 64, 64, 1, 4, 8, 4, 256, 3, 8>},
     // Tensor-core tile: tc_<BM>x<BN>x<BK>_<WM>x<WN>_s<stages>[_g<group of tile rows>]
     {"tc_128x128x32_64x64_s3", nullptr, launch_tc<128, 128, 32, 64, 64, 3>},
     {"tc_128x128x32_64x64_s4", nullptr, launch_tc<128, 128, 32, 64, 64, 4>},

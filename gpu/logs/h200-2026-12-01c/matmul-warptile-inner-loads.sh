@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Second exploratory H200 call: warptile with plain 16-byte loads for interior tiles against the
+# Second exploratory H200 call (run at commit 2d619c5, the only one with the -DWARPTILE_GUARDED_LOADS
+# switch that builds the old loads): warptile with plain 16-byte loads for interior tiles against the
 # same kernel built with -DWARPTILE_GUARDED_LOADS (every float4 through load4's guards), both
 # orders at 4096^3, correctness at odd sizes, and the stall breakdown from Nsight Compute for the
 # new warptile and cuBLAS FP32. Prediction written before the run: +1-3 % for warptile
