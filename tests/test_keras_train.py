@@ -257,8 +257,8 @@ def test_throughput_table_ratios(renderers, tmp_path):
 
 def test_gpu_use_chart_renders_the_committed_samples(renderers):
     html = renderers.get("keras_gpu_use")(
-        ROOT / "docs", smi="../gpu/logs/h200-2026-12-01b/keras-smi.csv",
-        log="../gpu/logs/h200-2026-12-01b/keras-runner.log")
+        ROOT / "docs", smi="../gpu/logs/h200-2026-12-01c/keras-smi.csv",
+        log="../gpu/logs/h200-2026-12-01c/keras-runner.log")
     assert html.startswith('<figure class="data-chart">') and 'alt="nvidia-smi utilisation' in html
     assert "JAX reserves 75 %" in html
 

@@ -20,7 +20,7 @@ TRITON = "matmul/matmul_triton.py"
 CUDA = "matmul/sgemm.cu"
 RESULTS = ROOT / "docs/data/matmul-h200.json"
 BUILD = ROOT / "docs/data/matmul-build-h200.txt"
-LOG = ROOT / "gpu/logs/h200-2026-12-01b/matmul-run.txt"
+LOG = ROOT / "gpu/logs/h200-2026-12-01c/matmul-run.txt"
 KERNELS = ["naive", "coalesced", "smem", "blocktile_1d", "blocktile_2d", "vectorized", "warptile"]
 CUDA_KERNELS = [*KERNELS, "tensor_core", "wgmma"]
 

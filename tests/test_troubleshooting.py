@@ -57,7 +57,7 @@ def test_without_a_gpu_it_stops_with_the_cuda_error(binary):
 def test_compute_sanitizer_finds_the_stray_write(binary):
     out = subprocess.run(["compute-sanitizer", "--error-exitcode", "99", str(binary), "1000"],
                          capture_output=True, text=True, timeout=300)
-    # Recorded on the H200 (gpu/logs/h200-2026-12-01b/troubleshooting-sanitizer.txt): the stray
+    # Recorded on the H200 (gpu/logs/h200-2026-12-01c/troubleshooting-sanitizer.txt): the stray
     # thread's read of x[n] comes first and is reported with the kernel, thread and source line.
     assert out.returncode == 99, out.stdout + out.stderr
     assert "Invalid __global__ read of size 4 bytes" in out.stdout
