@@ -324,7 +324,7 @@ def test_committed_h200_results_meet_the_bars():
     best_tc = max(bf16 / t(v) for v in ["cuda_c/tensor_core"] + [v for v in tuned if "/tc_" in v])
     # the bars of issue 16 are 0.90 (CUDA C), 0.50 (Numba), 0.50 (tensor cores): these are
     # what the committed run reached, so that a regression fails
-    assert best_numba >= 0.60 and best_c >= 0.88 and best_tc >= 0.45
+    assert best_numba >= 0.60 and best_c >= 0.94 and best_tc >= 0.45
     assert bf16 / t("triton") >= 0.70 and bf16 / t("cuda_c/wgmma") >= 0.85
 
 
@@ -348,3 +348,18 @@ def test_ncu_paragraph_reads_the_profile(r):
     assert f"{prof['naive'][sm]:.0f} %" in text and "million load requests" in text
     with pytest.raises(ValueError):
         r.matmul_ncu(ROOT / "docs", "data/matmul-build-h200.txt")
+
+
+def test_interior_loads_table_reads_both_logs(r):
+    logs = "../gpu/logs/h200-2026-12-01c"
+    text = r.matmul_loads(ROOT / "docs", f"{logs}/inner-explore.txt", f"{logs}/inner-ncu.txt")
+    timing, stalls = text.strip().split("\n\n")
+    new, old = timing.splitlines()[2:]
+    rate = lambda cell: float(cell.split(" TFLOP/s")[0])  # noqa: E731
+    # what the page says: the published build is faster in every round
+    assert all(rate(a) > rate(b) for a, b in zip(new.split(" | ")[1:], old.split(" | ")[1:]))
+    no_instruction = next(row for row in stalls.splitlines() if "`no_instruction`" in row)
+    plain, guarded = (float(c) for c in no_instruction.strip(" |").split(" | ")[2:4])
+    assert guarded > 2 * plain
+    with pytest.raises(ValueError):  # a log without the alternating rounds
+        r.matmul_loads(ROOT / "docs", f"{logs}/async-explore.txt", f"{logs}/inner-ncu.txt")

@@ -370,11 +370,13 @@ def matmul_build(docs_dir: Path, build: str, source: str = "snippets/matmul/sgem
 
 
 # What was expected of each tuning variant. Runs 1 and 2: written in the commit before the run
-# (7d29d4e, 4ab8544). Run 3, the final run: the predictions marked "blind" were written before
-# the first exploratory run of that kernel (its log is gpu/logs/h200-2026-12-01b/); the others
-# after it, so they are not blind. Variants of earlier runs were measured again in run 3.
+# (7d29d4e, 4ab8544). Run 3: the predictions marked "blind" were written before the first
+# exploratory run of that kernel (its log is gpu/logs/h200-2026-12-01b/); the others after it,
+# so they are not blind. Run 4, the final run: warptile's interior loads, predicted in the
+# script of the exploratory call (gpu/logs/h200-2026-12-01c/matmul-warptile-inner-loads.sh).
+# Variants of earlier runs were measured again in each later run.
 PREDICTIONS = {
-    "warptile": "published (run 3): 128×256, BK 16, four 8×4 sub-tiles; blind: BK 16 halves the barriers, +1–2 % unless it spills",
+    "warptile": "published (run 4): run 3's 128×256, BK 16, four 8×4 sub-tiles, now with plain loads for interior tiles; blind: +1–3 %, since the guards are about 5 % of the instructions and the kernel is latency-bound",
     "wt_128x128x16_64x32_2x2_4x4_256_2": "the first published kernel: about 85 %",
     "wt_128x128x16_64x32_2x2_4x4_256_1": "no register cap: fewer instructions, one block per SM",
     "wt_128x128x8_64x32_2x2_4x4_256_2": "half the shared memory: no gain",
@@ -395,7 +397,7 @@ PREDICTIONS = {
     "wt_256x128x16_64x64_1x4_8x4_256_1": "run 3: the published kernel's transposed shape, about the same",
     "wt_128x256x8_64x64_2x2_8x4_256_1_g8": "run 2: grouped block order, better L2 reuse: 90 %",
     "wt_256x128x8_64x64_2x2_8x4_256_1_g8": "run 2: same, transposed shape",
-    "tensor_core": "published (run 3): 128×128×32, 4 stages, grouped order; B now N×K: about run 2's 47 %",
+    "tensor_core": "published since run 3: 128×128×32, 4 stages, grouped order; B now N×K: about run 2's 47 %",
     "tc_128x128x32_64x64_s3": "the first design: 55–65 % (run 2 adds early fragment loads)",
     "tc_128x128x32_64x64_s4": "one more stage in flight: a few points more",
     "tc_128x128x32_64x32_s3": "8 warps of 64×32: more warps, fewer results each",
@@ -409,7 +411,7 @@ PREDICTIONS = {
     "tc_128x128x64_64x64_s3_g8": "run 2: BK 64 and grouped order",
     "tc_128x256x32_64x64_s3_g8": "run 2: 128×256 and grouped order",
     "tc_128x128x32_64x64_s3_g16": "run 2: groups of 16 tile rows",
-    "wgmma": "published (run 3), blind: TMA + wgmma, 128×256×64, warp-specialised, 4 stages: 72–85 %",
+    "wgmma": "published since run 3, blind: TMA + wgmma, 128×256×64, warp-specialised, 4 stages: 72–85 %",
     "wgmma_s4_g8_f0": "run 3, blind: waiting for each wgmma group before the next: 2–5 % slower",
     "wgmma_s3_g8_f1": "run 3: 3 stages in flight: a few per cent slower",
     "wgmma_s4_g1_f1": "run 3: blocks in launch order: within the run's drift",
@@ -526,3 +528,56 @@ def matmul_ncu(docs_dir: Path, path: str) -> str:
             f"32-byte sectors, {n_sec / n_req:.1f} per request, where the coalesced one needs "
             f"{c_sec / 1e9:.1f} billion, {c_sec / co[req]:.1f} per request. Its SM throughput "
             f"goes from {n_sm:.0f} % to {c_sm:.0f} % of peak, and its duration drops accordingly.")
+
+
+# --- plain loads for interior tiles: the A/B call and its stall breakdown (raw logs) -----------
+
+ROUND = re.compile(r"^## round (\d+): (old|new) build")
+TABLE_LINE = re.compile(r"^\d+x\d+x\d+\s+(cublas_fp32|warptile)\s+[\d.]+\s+([\d.]+)\s")
+STALL = re.compile(r"^\s+smsp__(?:average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio|"
+                   r"(issue_active)\.avg\.per_cycle_active)\s+(?:inst\s+)?([\d.]+)\s*$")
+BUILDS = {"new": "plain loads inside (published)", "old": "load4 guards on every load"}
+# The stalls shown, in this order, with what each means.
+STALLS = {"issue_active": "share of cycles a scheduler issues an instruction",
+          "no_instruction": "stalled: no instruction fetched yet",
+          "short_scoreboard": "stalled: waiting for a shared-memory load",
+          "dispatch_stall": "stalled: the dispatch unit could not take the instruction",
+          "wait": "stalled: a fixed-latency dependency",
+          "barrier": "stalled: at `__syncthreads`"}
+
+
+@renderer("matmul_loads")
+def matmul_loads(docs_dir: Path, log: str, ncu: str) -> str:
+    """The two builds of warptile timed in alternation (log: rounds of `sgemm --kernel
+    cublas_fp32,warptile 4096`, old build then new), and the stall breakdown of the ncu file
+    written by the same script: new warptile, old warptile, cuBLAS FP32, in that order."""
+    rates: dict[str, list[tuple[float, float]]] = {"old": [], "new": []}
+    build, base = None, None
+    for line in (docs_dir / log).read_text().splitlines():
+        if m := ROUND.match(line):
+            build, base = m[2], None
+        elif build and (m := TABLE_LINE.match(line)):
+            if m[1] == "cublas_fp32":
+                base = float(m[2])
+            elif base:
+                rates[build].append((float(m[2]), float(m[2]) / base))
+                build = None
+    if not rates["old"] or len(rates["old"]) != len(rates["new"]):
+        raise ValueError(f"{log}: expected as many rounds of the old build as of the new")
+    rows = [[BUILDS[b], *(f"{tf:.1f} TFLOP/s, **{100 * frac:.1f} %**" for tf, frac in rates[b])]
+            for b in ("new", "old")]
+    timing = markdown_table(["warptile build", *(f"round {i + 1}" for i in range(len(rates["old"])))],
+                            rows, "l" + "r" * len(rates["old"]))
+    profiles: list[dict[str, float]] = []
+    for line in (docs_dir / ncu).read_text().splitlines():
+        if re.match(r"^  \S", line):  # a kernel's header line starts a profile
+            profiles.append({})
+        elif profiles and (m := STALL.match(line)):
+            profiles[-1][m[1] or m[2]] = float(m[3])
+    if len(profiles) < 3:
+        raise ValueError(f"{ncu}: expected the new warptile, the old one and cuBLAS FP32")
+    rows = [[f"`{k}`", what, *(f"{p[k]:.2f}" if k in p else "–" for p in profiles[:3])]
+            for k, what in STALLS.items()]
+    stalls = markdown_table(["Nsight Compute", "meaning (stalls: cycles per issued instruction)",
+                             "plain loads", "guarded loads", "cuBLAS FP32"], rows, "llrrr")
+    return f"{timing}\n\n{stalls}\n"
