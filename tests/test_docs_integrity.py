@@ -160,3 +160,23 @@ def test_fence_parser_sees_collected_blocks():
 def test_site_builds_strictly(built_site):
     assert (built_site / "index.html").is_file()
     assert (built_site / "kernels" / "array-addition" / "index.html").is_file()
+
+
+def test_renderers_import_without_the_gpu_libraries():
+    """`make serve` and `make build` use the lighter site environment (pyproject's site group:
+    no Numba, CuPy, PyTorch, TensorFlow, JAX, Keras, PyOpenCL or Triton), so no renderer may
+    need them, directly or through a snippet it imports."""
+    code = (
+        "import sys\n"
+        "GPU = {'numba', 'numba_cuda', 'cupy', 'torch', 'tensorflow', 'jax', 'keras', 'pyopencl',"
+        " 'triton'}\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in GPU:\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import renderers\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "hooks"), str(ROOT / "snippets")])}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
