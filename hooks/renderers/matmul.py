@@ -532,10 +532,6 @@ def matmul_ncu(docs_dir: Path, path: str) -> str:
 
 # --- plain loads for interior tiles: the A/B call and its stall breakdown (raw logs) -----------
 
-ROUND = re.compile(r"^## round (\d+): (old|new) build")
-TABLE_LINE = re.compile(r"^\d+x\d+x\d+\s+(cublas_fp32|warptile)\s+[\d.]+\s+([\d.]+)\s")
-STALL = re.compile(r"^\s+smsp__(?:average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio|"
-                   r"(issue_active)\.avg\.per_cycle_active)\s+(?:inst\s+)?([\d.]+)\s*$")
 BUILDS = {"new": "plain loads inside (published)", "old": "load4 guards on every load"}
 # The stalls shown, in this order, with what each means.
 STALLS = {"issue_active": "share of cycles a scheduler issues an instruction",
@@ -544,6 +540,11 @@ STALLS = {"issue_active": "share of cycles a scheduler issues an instruction",
           "dispatch_stall": "stalled: the dispatch unit could not take the instruction",
           "wait": "stalled: a fixed-latency dependency",
           "barrier": "stalled: at `__syncthreads`"}
+# The lines read: a round's header, its two table rows, and one ncu metric.
+ROUND = re.compile(r"^## round (\d+): (old|new) build")
+TABLE_LINE = re.compile(r"^\d+x\d+x\d+\s+(cublas_fp32|warptile)\s+[\d.]+\s+([\d.]+)\s")
+STALL = re.compile(r"^\s+smsp__(?:average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio|"
+                   r"(issue_active)\.avg\.per_cycle_active)\s+(?:inst\s+)?([\d.]+)\s*$")
 
 
 @renderer("matmul_loads")
