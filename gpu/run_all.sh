@@ -4,8 +4,9 @@
 # Each gpu/<topic>.sh gets an empty RESULTS_DIR; everything ends up in $OUT/results.tgz
 # (plus $OUT/summary.txt). Python wheels found in .whl/ (e.g. numpy 2.4 for numba-cuda,
 # keras) are installed to a private folder first and put on PYTHONPATH.
-# Results files record the git commit of the code. A copied tree without .git cannot tell it:
-# name it from the checkout that sent the tree, e.g.
+# Results files record the git commit of the code. A copied tree without .git cannot tell it,
+# and one whose .git is older than its files names the wrong commit: name it from the checkout
+# that sent the tree, expanded there before the command is sent, e.g.
 #   BENCH_GIT_COMMIT=$(git rev-parse HEAD) BENCH_GIT_DIRTY=$(git status --porcelain -uno | grep -q . && echo 1 || echo 0) OUT=... bash gpu/run_all.sh ...
 # A topic cut short keeps what it measured in <name>.partial.json (packed like the rest).
 set -u
