@@ -487,23 +487,27 @@ def matmul_python_tuning(docs_dir: Path, log: str) -> str:
 
 # --- the Nsight Compute profile of the naive and coalesced kernels -----------------------------
 
-NCU_KERNEL = re.compile(r"^\s*(sgemm_\w+)\(")
+NCU_KERNEL = re.compile(r"^  (?:void )?(\w+).*, Context \d+")  # a profiled launch's header
 NCU_METRIC = re.compile(r"^\s+([a-z0-9_]+__[\w.]+)\s+(\S+)?\s+([\d,.]+)\s*$")
 NCU_SCALE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "ms": 1e-3, "us": 1e-6}
 
 
-def parse_ncu(text: str) -> dict[str, dict[str, float]]:
-    """{kernel: {metric: value in base units}} from `ncu --metrics` output."""
-    out: dict[str, dict[str, float]] = {}
-    current = None
+def ncu_profiles(text: str) -> list[tuple[str, dict[str, float]]]:
+    """[(kernel, {metric: value in base units})], one per profiled launch in order, from
+    `ncu --metrics` output (or several such outputs appended)."""
+    out: list[tuple[str, dict[str, float]]] = []
     for line in text.splitlines():
         if m := NCU_KERNEL.match(line):
-            current = m[1].removeprefix("sgemm_")
-            out[current] = {}
-        elif current and (m := NCU_METRIC.match(line)):
+            out.append((m[1], {}))
+        elif out and (m := NCU_METRIC.match(line)):
             unit = m[2] if m[2] in NCU_SCALE else None
-            out[current][m[1]] = float(m[3].replace(",", "")) * (NCU_SCALE[unit] if unit else 1)
+            out[-1][1][m[1]] = float(m[3].replace(",", "")) * (NCU_SCALE[unit] if unit else 1)
     return out
+
+
+def parse_ncu(text: str) -> dict[str, dict[str, float]]:
+    """{kernel without its sgemm_ prefix: {metric: value}}, the last launch of each kernel."""
+    return {name.removeprefix("sgemm_"): metrics for name, metrics in ncu_profiles(text)}
 
 
 @renderer("matmul_ncu")
@@ -540,11 +544,15 @@ STALLS = {"issue_active": "share of cycles a scheduler issues an instruction",
           "dispatch_stall": "stalled: the dispatch unit could not take the instruction",
           "wait": "stalled: a fixed-latency dependency",
           "barrier": "stalled: at `__syncthreads`"}
-# The lines read: a round's header, its two table rows, and one ncu metric.
+# The lines read: a round's header and its two table rows.
 ROUND = re.compile(r"^## round (\d+): (old|new) build")
 TABLE_LINE = re.compile(r"^\d+x\d+x\d+\s+(cublas_fp32|warptile)\s+[\d.]+\s+([\d.]+)\s")
-STALL = re.compile(r"^\s+smsp__(?:average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio|"
-                   r"(issue_active)\.avg\.per_cycle_active)\s+(?:inst\s+)?([\d.]+)\s*$")
+
+
+def stall_metric(key: str) -> str:
+    """The ncu metric behind a row of STALLS."""
+    return ("smsp__issue_active.avg.per_cycle_active" if key == "issue_active"
+            else f"smsp__average_warps_issue_stalled_{key}_per_issue_active.ratio")
 
 
 @renderer("matmul_loads")
@@ -569,15 +577,11 @@ def matmul_loads(docs_dir: Path, log: str, ncu: str) -> str:
             for b in ("new", "old")]
     timing = markdown_table(["warptile build", *(f"round {i + 1}" for i in range(len(rates["old"])))],
                             rows, "l" + "r" * len(rates["old"]))
-    profiles: list[dict[str, float]] = []
-    for line in (docs_dir / ncu).read_text().splitlines():
-        if re.match(r"^  \S", line):  # a kernel's header line starts a profile
-            profiles.append({})
-        elif profiles and (m := STALL.match(line)):
-            profiles[-1][m[1] or m[2]] = float(m[3])
+    profiles = [metrics for _, metrics in ncu_profiles((docs_dir / ncu).read_text())]
     if len(profiles) < 3:
         raise ValueError(f"{ncu}: expected the new warptile, the old one and cuBLAS FP32")
-    rows = [[f"`{k}`", what, *(f"{p[k]:.2f}" if k in p else "–" for p in profiles[:3])]
+    rows = [[f"`{k}`", what, *(f"{p[stall_metric(k)]:.2f}" if stall_metric(k) in p else "–"
+                                 for p in profiles[:3])]
             for k, what in STALLS.items()]
     stalls = markdown_table(["Nsight Compute", "meaning (stalls: cycles per issued instruction)",
                              "plain loads", "guarded loads", "cuBLAS FP32"], rows, "llrrr")
