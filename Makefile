@@ -28,8 +28,11 @@ serve: .venv-site/.done
 build: .venv-site/.done
 	.venv-site/bin/mkdocs build --strict
 
+# Two workers, a test file per worker at a time (a file's session fixtures, such as the site's
+# browser visits, are built once). Plain `pytest` (or `pytest --codeblocks docs/`) runs serially.
+XDIST := -n 2 --dist loadfile
 test: .venv/.done system-packages opencl-vendors
-	OCL_ICD_VENDORS=$(OPENCL_VENDORS) .venv/bin/python -m pytest
+	OCL_ICD_VENDORS=$(OPENCL_VENDORS) .venv/bin/python -m pytest $(XDIST)
 
 # On a machine with an NVIDIA GPU: the same suite on the real device.
 test-gpu: $(UV)

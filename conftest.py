@@ -1,43 +1,25 @@
-"""Shared test set-up for tests/ and for the code blocks of docs/.
+"""Shared set-up for tests/ and for the code blocks of docs/ (`pytest --codeblocks docs/`).
 
 Without an NVIDIA GPU, Numba's CUDA simulator is switched on here, before anything imports
 numba.cuda, and tests marked `gpu` are skipped. With a GPU, nothing is simulated.
 
-It also records which runnable snippets the suite really executes: a program run in a
-subprocess (by a test or a page's bash block) whose command line names the file (or, for
-`bench/run.py <topic>`, the topic's benchmark.py), a file loaded with `load_snippet` or run with
-`run_snippet`, a file a test reports with `record_executed`, and any module under snippets/ that
-ended up in `sys.modules`. A run that only asks for `--help` does not count. At the end of a full run (`pytest`, every testpath, no -k/-m/-x),
-the session fails naming each runnable snippet that was not executed and is not in `GPU_ONLY`.
+A failing page block is reported with its page, line, command, exit status and the end of its
+stderr. (pytest-codeblocks 0.18.0 returns the exit status, an int, as the failure's text: plain
+pytest prints just that number and pytest-xdist stops with an INTERNALERROR.)
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import re
-import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent
 SNIPPETS = ROOT / "snippets"
-RUNNABLE = {".py", ".c", ".cu"}
-IGNORED_PARTS = {"__pycache__", ".ipynb_checkpoints"}
-
-# Runnable snippets that need a GPU to run at all, each with the test that runs it on one
-# (`pytest -m gpu` on the GPU machine). Everything else must run in the CPU-only suite.
-GPU_ONLY: dict[str, str] = {
-    # "snippets/<topic>/<file>": "tests/test_<topic>.py::test_<name>",  (why it needs a GPU)
-    # PyTorch is not in the CPU test environment (its Linux wheel brings 18 CUDA wheels):
-    "snippets/frameworks/train_pytorch.py": "tests/test_frameworks.py::test_pytorch_on_the_gpu",
-    "snippets/frameworks/parallel_pytorch.py": "tests/test_frameworks.py::test_pytorch_on_the_gpu",
-}
 
 
 def gpu_present() -> bool:
@@ -68,163 +50,38 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-def runnable_snippets() -> list[str]:
-    """Every program under snippets/: a .py with a __main__ block, a .c/.cu with main()."""
-    found = []
-    for path in sorted(SNIPPETS.rglob("*")):
-        if path.suffix not in RUNNABLE or IGNORED_PARTS & set(path.parts) or not path.is_file():
-            continue
-        text = path.read_text(errors="replace")
-        if (path.suffix == ".py" and '__name__ == "__main__"' in text) or (
-                path.suffix != ".py" and re.search(r"\bint\s+main\s*\(", text)):
-            found.append(str(path.relative_to(ROOT)))
-    return found
+STDERR_TAIL = 25  # lines of a failing block's stderr shown in the report
 
 
-RUN_LOG = "SNIPPETS_RUN_LOG"  # file every test process appends executed snippets to
-_EXECUTED: set[str] = set()
-
-
-def record_executed(*paths) -> None:
-    """Count snippet files (paths under snippets/, absolute or relative to ROOT) as executed."""
-    names = set()
-    for p in paths:
-        path = Path(p) if Path(p).is_absolute() else ROOT / p
-        try:
-            names.add(str(path.resolve().relative_to(ROOT)))
-        except ValueError:
-            continue
-    names = {n for n in names if n.startswith("snippets/")} - _EXECUTED
-    if not names:
-        return
-    _EXECUTED.update(names)
-    log = os.environ.get(RUN_LOG)
-    if log:
-        with open(log, "a") as f:  # one short append per line: safe across processes
-            f.write("".join(n + "\n" for n in sorted(names)))
-
-
-def snippets_in_command(args, cwd=None) -> set[str]:
-    """Snippet files a command line runs (for bench/run.py <topic>: that topic's benchmark.py).
-
-    A command that asks for --help runs nothing worth counting and names none."""
-    if isinstance(args, (str, bytes, os.PathLike)):
-        text = os.fsdecode(args)
-        try:
-            tokens = shlex.split(text, comments=True)
-        except ValueError:
-            tokens = text.split()
-    else:
-        tokens = [os.fsdecode(a) for a in args]
-    if "--help" in tokens or "-h" in tokens:  # printing usage is not running the program
-        return set()
-    base = Path(cwd) if cwd else Path.cwd()
-    found = set()
-    for i, token in enumerate(tokens):
-        if i and tokens[i - 1] == "cd":  # `cd snippets/x && python file.py`
-            base = base / token
-            continue
-        path = Path(token) if Path(token).is_absolute() else base / token
-        try:
-            rel = path.resolve().relative_to(SNIPPETS)
-        except (ValueError, OSError):
-            continue
-        if path.suffix in RUNNABLE and path.is_file():
-            found.add(f"snippets/{rel}")
-        if str(rel) == "bench/run.py" and i + 1 < len(tokens):
-            topic = SNIPPETS / tokens[i + 1] / "benchmark.py"
-            if re.fullmatch(r"\w+", tokens[i + 1]) and topic.is_file():
-                found.add(str(topic.relative_to(ROOT)))
-    return found
-
-
-_popen_init = subprocess.Popen.__init__
-
-
-def _recording_popen_init(self, args, *rest, **kwargs):
-    try:
-        record_executed(*snippets_in_command(args, kwargs.get("cwd")))
-    except Exception:  # recording must never break a test's subprocess
-        pass
-    _popen_init(self, args, *rest, **kwargs)
+def block_failure(path: Path, lineno: int, exc: BaseException) -> str:
+    """What a reader needs to see of a failed page block: where, what ran, how it ended."""
+    where = f"{os.path.relpath(path, ROOT) if path.is_relative_to(ROOT) else path}, line {lineno}"
+    if isinstance(exc, subprocess.CalledProcessError):
+        command = exc.cmd if isinstance(exc.cmd, str) else " ".join(map(str, exc.cmd))
+        stderr = (exc.stderr or b"").decode(errors="replace").rstrip().splitlines()
+        stdout = (exc.output or b"").decode(errors="replace").rstrip().splitlines()
+        tail = stderr[-STDERR_TAIL:] or ["(no stderr)"]
+        return "\n".join([f"{where}: the block exited with status {exc.returncode}",
+                          "command:", *("    " + line for line in command.splitlines()),
+                          f"stderr (last {len(tail)} lines):", *("    " + line for line in tail),
+                          *([f"stdout (last {min(len(stdout), 10)} lines):",
+                             *("    " + line for line in stdout[-10:])] if stdout else [])])
+    text = str(exc.args[0]) if exc.args else repr(exc)
+    return f"{where}: {text}"
 
 
 def pytest_configure(config):
-    if not os.environ.get(RUN_LOG):  # the first process; xdist workers inherit the variable
-        fd, log = tempfile.mkstemp(prefix="snippets-run-", suffix=".log")
-        os.close(fd)
-        os.environ[RUN_LOG] = log
-        config._snippets_run_log = log
-    subprocess.Popen.__init__ = _recording_popen_init
-
-
-def _record_imported_modules() -> None:
-    record_executed(*(m.__file__ for m in list(sys.modules.values())
-                      if getattr(m, "__file__", None) and str(m.__file__).startswith(str(SNIPPETS))))
-
-
-def full_run(config, session) -> bool:
-    """Whether this session ran the whole suite, so that an unexecuted snippet is a finding."""
-    forced = os.environ.get("SNIPPETS_RUN_CHECK")
-    if forced in ("0", "1"):
-        return forced == "1"
-    opt = config.option
-    paths = {os.path.normpath(a) for a in (opt.file_or_dir or [])}
-    testpaths = {os.path.normpath(t) for t in config.getini("testpaths")}
-    return (config.rootpath == ROOT and (not paths or paths == testpaths)
-            and not opt.keyword and not opt.markexpr and not getattr(opt, "deselect", None)
-            and not getattr(opt, "lf", False) and not session.shouldstop
-            and bool(config.getoption("codeblocks", False)))
-
-
-def not_executed(executed: set[str]) -> list[str]:
-    return [s for s in runnable_snippets() if s not in executed and s not in GPU_ONLY]
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionfinish(session, exitstatus):
-    _record_imported_modules()
-    log = getattr(session.config, "_snippets_run_log", None)
-    if log is None:  # an xdist worker: the first process checks
+    try:
+        from pytest_codeblocks.plugin import TestBlock
+    except ImportError:  # pytest-codeblocks not installed: nothing to report on
         return
-    executed = set(Path(log).read_text().split())
-    Path(log).unlink(missing_ok=True)
-    os.environ.pop(RUN_LOG, None)
-    if exitstatus not in (0, 1) or not full_run(session.config, session):
-        return
-    missing = not_executed(executed)
-    if missing:
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        lines = ["runnable snippets the suite never executed (run each in a test or a page's "
-                 "bash block, or list it in GPU_ONLY in conftest.py with its GPU test):",
-                 *(f"  {m}" for m in missing)]
-        if reporter:
-            reporter.write_sep("=", "snippets not executed", red=True)
-            for line in lines:
-                reporter.write_line(line)
-        else:
-            print("\n".join(lines), file=sys.stderr)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    def repr_failure(self, excinfo):
+        if isinstance(excinfo.value, (pytest.skip.Exception, pytest.fail.Exception)):
+            return super(TestBlock, self).repr_failure(excinfo)
+        return block_failure(Path(self.path), self.obj.lineno, excinfo.value)
 
-def load_snippet(relpath: str):
-    """Import a snippet file (for example "array_addition/vector_add_numba.py") as a module."""
-    path = SNIPPETS / relpath
-    record_executed(path)
-    name = "snippet_" + relpath.replace("/", "_").removesuffix(".py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def run_snippet(relpath: str, *args: str, timeout: float = 300, **kwargs):
-    """Run a Python snippet as a reader would; returns the CompletedProcess."""
-    if not {"--help", "-h"} & {str(a) for a in args}:
-        record_executed(SNIPPETS / relpath)
-    return subprocess.run([sys.executable, str(SNIPPETS / relpath), *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout, cwd=ROOT, **kwargs)
+    TestBlock.repr_failure = repr_failure
 
 
 @pytest.fixture(scope="session")

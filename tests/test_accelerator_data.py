@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SNIPPETS
+from helpers import ROOT, SNIPPETS
 
 import renderers  # noqa: E402
 from bench.results import load_results  # noqa: E402

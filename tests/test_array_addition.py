@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import HAS_GPU, SNIPPETS, load_snippet, run_snippet
+from helpers import HAS_GPU, SNIPPETS, load_snippet, run_snippet
 
 NUMBA = "array_addition/vector_add_numba.py"
 

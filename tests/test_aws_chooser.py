@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, load_snippet, run_snippet
+from helpers import ROOT, load_snippet, run_snippet
 
 CHOOSER = "aws/choose_instance.py"
 DATA = ROOT / "docs" / "data" / "aws-instances.csv"

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, load_snippet
+from helpers import ROOT, load_snippet
 
 DATA = ROOT / "docs" / "data"
 DATE = re.compile(r"^\d{4}-\d{2}(-\d{2})?$")

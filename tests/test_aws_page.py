@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from conftest import ROOT
+from helpers import ROOT
 
 import render_data  # noqa: E402
 

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from conftest import ROOT, load_snippet, run_snippet
+from helpers import ROOT, load_snippet, run_snippet
 
 REFRESH = "aws/refresh_prices.py"
 FIXTURE = ROOT / "tests" / "fixtures" / "aws" / "offer-AmazonEC2-us-east-1-sample.json"

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from bench import results, runner
-from conftest import HAS_GPU, ROOT, SNIPPETS, load_snippet, run_snippet
+from helpers import HAS_GPU, ROOT, SNIPPETS, load_snippet, run_snippet
 
 CLI = "bench/run.py"
 run_cli = load_snippet(CLI)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, SNIPPETS, load_snippet
+from helpers import ROOT, SNIPPETS, load_snippet
 
 import renderers  # noqa: E402
 

@@ -1,5 +1,5 @@
-"""The snippet contract: every include resolves, every snippet is shown and really run (recorded by
-conftest.py), the site builds."""
+"""The snippet contract: every include resolves, every snippet is shown and run by a page or a
+test, the site builds."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-import conftest
-from conftest import (GPU_ONLY, ROOT, RUN_LOG, SNIPPETS, full_run, not_executed, runnable_snippets,
-                      snippets_in_command)
+from helpers import ROOT, SNIPPETS
 
 DOCS = ROOT / "docs"
 INCLUDE = re.compile(r'--8<--\s+"(?P<target>[^"]+)"')
@@ -83,9 +81,57 @@ def test_no_collected_fence_holds_an_include():
                            f"give them a title=: {offenders}")
 
 
-# "Executed" means executed: conftest.py records every snippet the session really runs and,
-# at the end of a full run, fails naming the runnable ones nobody ran (see its docstring).
-# The tests below check that recorder and the GPU-only list it exempts.
+# Every program under snippets/ runs somewhere in the suite: a page's bash block names it, a test
+# names it (and runs or imports it), or it needs a GPU and names the GPU test that runs it.
+RUNNABLE = {".py", ".c", ".cu"}
+
+# Runnable snippets that need a GPU to run at all, each with the test that runs it on one
+# (`pytest -m gpu` on the GPU machine). Everything else must run in the CPU-only suite.
+# PyTorch is not in the CPU test environment (its Linux wheel brings 18 CUDA wheels).
+GPU_ONLY: dict[str, str] = {
+    "snippets/frameworks/train_pytorch.py": "tests/test_frameworks.py::test_pytorch_on_the_gpu",
+    "snippets/frameworks/parallel_pytorch.py": "tests/test_frameworks.py::test_pytorch_on_the_gpu",
+}
+
+
+def runnable_snippets() -> list[str]:
+    """Every program under snippets/: a .py with a __main__ block, a .c/.cu with main()."""
+    found = []
+    for path in snippet_files():
+        if path.suffix not in RUNNABLE:
+            continue
+        text = path.read_text(errors="replace")
+        if (path.suffix == ".py" and '__name__ == "__main__"' in text) or (
+                path.suffix != ".py" and re.search(r"\bint\s+main\s*\(", text)):
+            found.append(str(path.relative_to(ROOT)))
+    return found
+
+
+def page_commands() -> str:
+    return "\n".join(body for page in pages() for info, body in fences(page.read_text())
+                     if info in ("bash", "sh"))
+
+
+def not_run(snippets: list[str], commands: str, tests: str) -> list[str]:
+    """The snippets no page command and no test names (by path under snippets/, or by file
+    name in a test), and that are not GPU-only."""
+    return [s for s in snippets if s not in GPU_ONLY and s not in commands
+            and s.removeprefix("snippets/") not in commands
+            and Path(s).name not in tests]
+
+
+def test_every_runnable_snippet_is_run_by_a_page_or_a_test():
+    tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
+    missing = not_run(runnable_snippets(), page_commands(), tests)
+    assert not missing, ("runnable snippets that no page command or test runs (add one, or list "
+                         f"it in GPU_ONLY with its GPU test): {missing}")
+
+
+def test_not_run_names_what_nothing_runs():
+    snippets = ["snippets/a/x.py", "snippets/a/y.py", "snippets/b/z.cu", *GPU_ONLY]
+    assert not_run(snippets, "python snippets/a/x.py 3", "run_snippet('b/z.cu')") == [
+        "snippets/a/y.py"]
+
 
 @pytest.mark.parametrize(("snippet", "gpu_test"), sorted(GPU_ONLY.items()))
 def test_gpu_only_snippets_name_their_gpu_test(snippet, gpu_test):
@@ -101,54 +147,6 @@ def test_runnable_snippets_are_found():
     found = runnable_snippets()
     assert "snippets/bench/run.py" in found and "snippets/bench/timing.py" not in found
     assert any(f.endswith(".cu") for f in found)
-
-
-@pytest.mark.parametrize(("command", "cwd", "expected"), [
-    ([sys.executable, str(SNIPPETS / "bench/run.py"), "x"], None, {"snippets/bench/run.py"}),
-    ([sys.executable, str(SNIPPETS / "bench/run.py"), "--help"], None, set()),  # usage only
-    ("python snippets/bench/run.py -h", ROOT, set()),
-    ("NUMBA_ENABLE_CUDASIM=1 python snippets/bench/run.py mandelbrot --output x.json", ROOT,
-     {"snippets/bench/run.py", "snippets/mandelbrot/benchmark.py"}),
-    ("cd snippets/bench && python run.py x  # a comment", ROOT, {"snippets/bench/run.py"}),
-    ("python snippets/bench/no_such_file.py", ROOT, set()),
-    ("python run.py", ROOT, set()),  # not a snippet from here
-    (["ls", str(SNIPPETS / "bench")], None, set()),  # a folder is not a program
-    ("echo 'unbalanced", ROOT, set()),
-])
-def test_commands_are_traced_to_snippet_files(command, cwd, expected):
-    assert snippets_in_command(command, cwd) == expected
-
-
-def test_subprocesses_are_recorded_in_the_run_log():
-    log = Path(os.environ[RUN_LOG])
-    target = "snippets/bench/run.py"
-    conftest._EXECUTED.discard(target)
-    subprocess.run([sys.executable, "-c", "pass", str(ROOT / target)], check=True)
-    assert target in log.read_text().split()
-
-
-def test_full_run_is_only_a_whole_suite_run():
-    def config(**opts):
-        option = SimpleNamespace(**{"file_or_dir": [], "keyword": "", "markexpr": "",
-                                    "deselect": None, "lf": False, **opts})
-        return SimpleNamespace(option=option, rootpath=ROOT, getini=lambda name: ["tests", "docs"],
-                               getoption=lambda name, default=None: True)
-
-    session = SimpleNamespace(shouldstop=False)
-    os.environ.pop("SNIPPETS_RUN_CHECK", None)
-    assert full_run(config(), session)
-    assert full_run(config(file_or_dir=["docs", "tests/"]), session)
-    assert not full_run(config(file_or_dir=["tests/test_docs_integrity.py"]), session)
-    assert not full_run(config(keyword="saxpy"), session)
-    assert not full_run(config(markexpr="gpu"), session)
-    assert not full_run(config(), SimpleNamespace(shouldstop="-x: stopped after a failure"))
-
-
-def test_not_executed_names_what_was_not_run():
-    everything = set(runnable_snippets())
-    assert not_executed(everything) == []
-    missing = not_executed(everything - {"snippets/bench/run.py"} - set(GPU_ONLY))
-    assert missing == ["snippets/bench/run.py"]  # GPU-only files are never reported
 
 
 def test_fence_parser_sees_collected_blocks():
@@ -176,7 +174,6 @@ def test_renderers_import_without_the_gpu_libraries():
         "            raise ModuleNotFoundError(f'No module named {name!r}')\n"
         "sys.meta_path.insert(0, Block())\n"
         "import renderers\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "hooks"), str(ROOT / "snippets")])}
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]

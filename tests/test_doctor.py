@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HAS_GPU, ROOT, load_snippet, run_snippet
+from helpers import HAS_GPU, ROOT, load_snippet, run_snippet
 
 DOCTOR = "doctor/gpu_doctor.py"
 FIX = ROOT / "tests" / "fixtures" / "doctor"

@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import ROOT, SNIPPETS, load_snippet
+from helpers import ROOT, SNIPPETS, load_snippet
 
 TF, TORCH, JAX, KERAS = (f"frameworks/train_{name}.py" for name in
                          ("tensorflow", "pytorch", "jax", "keras"))

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 
 SCRIPT = ROOT / "snippets/hardware/llm_memory.py"
 spec = importlib.util.spec_from_file_location("llm_memory", SCRIPT)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from conftest import SNIPPETS, load_snippet, record_executed, run_snippet
+from helpers import SNIPPETS, load_snippet, run_snippet
 
 TRAIN = "keras/train.py"
 PREDICT = "keras/predict.py"
@@ -212,7 +212,6 @@ def test_predict_refuses_an_unknown_backend(dataset, tmp_path, monkeypatch, run)
 
 def test_model_refuses_an_unknown_backend_in_one_line():
     # In its own process: importing Keras with KERAS_BACKEND=bogus raises a ValueError there.
-    record_executed(SNIPPETS / MODEL)
     out = subprocess.run([sys.executable, str(SNIPPETS / MODEL)], capture_output=True, text=True,
                          timeout=120, env={**os.environ, "KERAS_BACKEND": "bogus"})
     one_line_error(out, "KERAS_BACKEND='bogus' is not one of")
@@ -337,7 +336,6 @@ HIDE = ("import runpy, sys\n"
 
 
 def without_frameworks(relpath: str, *args, env: dict | None = None):
-    record_executed(SNIPPETS / relpath)
     return subprocess.run([sys.executable, "-c", HIDE, str(SNIPPETS / relpath), *map(str, args)],
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, **(env or {})})
@@ -375,7 +373,6 @@ INTERRUPT = ("import runpy, sys, PIL.Image\n"
 def test_ctrl_c_is_one_line_and_exit_130(dataset, tmp_path, relpath, args, message):
     (tmp_path / "m.keras").write_bytes(b"")
     names = {"DATA": dataset, "M": tmp_path / "m.keras", "OUT": tmp_path / "new"}
-    record_executed(SNIPPETS / relpath)
     done = subprocess.run([sys.executable, "-c", INTERRUPT, str(SNIPPETS / relpath),
                            *[str(names.get(a, a)) for a in args]],
                           capture_output=True, text=True, timeout=120)

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT, SNIPPETS, load_snippet, run_snippet
+from helpers import ROOT, SNIPPETS, load_snippet, run_snippet
 
 TRAIN, PREDICT, MAKE, MODEL, PROFILE = (f"keras/{name}.py" for name in (
     "train", "predict", "make_dataset", "model", "profile_step"))

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from bench import runner
 
-from conftest import HAS_GPU, ROOT, run_snippet
+from helpers import HAS_GPU, ROOT, run_snippet
 
 SNIPPET = "mandelbrot/mandelbrot.py"
 # Loaded the way run.py loads it: the topic folder goes on sys.path and benchmark.py imports the

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import HAS_GPU, ROOT, SNIPPETS, load_snippet, run_snippet
+from helpers import HAS_GPU, ROOT, SNIPPETS, load_snippet, run_snippet
 
 NUMBA = "matmul/sgemm_numba.py"
 TRITON = "matmul/matmul_triton.py"

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^\s*(`{3,}|~{3,})\s*\{?\s*\.?([\w-]*)")

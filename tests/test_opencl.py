@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, SNIPPETS, load_snippet, run_snippet
+from helpers import ROOT, SNIPPETS, load_snippet, run_snippet
 
 cl = pytest.importorskip("pyopencl", reason="pyopencl is not installed")
 

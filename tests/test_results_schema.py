@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench import results
-from conftest import ROOT
+from helpers import ROOT
 
 DATA = ROOT / "docs" / "data"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SNIPPETS, load_snippet
+from helpers import ROOT, SNIPPETS, load_snippet
 
 
 DOCS = ROOT / "docs"

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from numba import cuda  # module level: the CUDA simulator swaps this name inside kernels
 
-from conftest import HAS_GPU, ROOT, SNIPPETS, load_snippet
+from helpers import HAS_GPU, ROOT, SNIPPETS, load_snippet
 
 COMMON = "saxpy/saxpy_common.py"
 NUMBA_CUDA = "saxpy/saxpy_numba_cuda.py"

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import HAS_GPU, SNIPPETS
+from helpers import HAS_GPU, SNIPPETS
 
 SOURCE = SNIPPETS / "troubleshooting" / "oob_kernel.cu"
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")

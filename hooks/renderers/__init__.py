@@ -1,7 +1,9 @@
 """Renderers for the render_data hook: each turns a data file into Markdown/HTML.
 
-Add a module to this package and decorate functions with ``@renderer("name")``;
-every module here is imported when the hook loads.
+Add a module to this package and decorate functions with ``@renderer("name")`` (a block:
+table, chart) or ``@value("topic.name")`` (one figure inside a sentence: a short string);
+every module here is imported when the hook loads. Renderers read data files only: they
+import no teaching file and no benchmark, and hold no sentences of a page.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 _REGISTRY: dict[str, Callable[..., str]] = {}
+_VALUES: dict[str, Callable[..., str]] = {}
 
 
 def renderer(name: str):
@@ -23,6 +26,23 @@ def renderer(name: str):
         return func
 
     return register
+
+
+def value(name: str):
+    """Register a placeholder that renders one figure: {{ name key=value ... }} on a page."""
+    def register(func):
+        if name in _VALUES:
+            raise RuntimeError(f"value {name!r} registered twice")
+        _VALUES[name] = func
+        return func
+
+    return register
+
+
+def get_value(name: str) -> Callable[..., str]:
+    if name not in _VALUES:
+        raise KeyError(f"no value named {name!r}; known: {', '.join(sorted(_VALUES))}")
+    return _VALUES[name]
 
 
 def get(name: str) -> Callable[..., str]:

@@ -1,5 +1,6 @@
 """The one chart style of the site: every renderer draws with matplotlib and embeds its figure
-with `svg_figure`, which writes a light and a dark copy of it (see extra.css).
+with `svg_figure`, which writes a light and a dark copy of it, shown by Material's own
+light/dark image switch (an image whose address ends in `#only-light` or `#only-dark`).
 
 Importing this module sets matplotlib's defaults (CHART_RC), so a renderer's figures get the
 shared type sizes without asking for them; a renderer that sets its own font size must stay at
@@ -90,7 +91,7 @@ def _smallest_px(svg: str) -> float:
 
 def svg_figure(fig, alt: str, caption: str = "") -> str:
     """Embed a matplotlib figure as two SVG <img>s, one per colour scheme (no extra request,
-    text kept as text); extra.css shows the one that matches the reader's scheme.
+    text kept as text); Material shows the one that matches the reader's scheme.
 
     A figure drawn wider than its type allows (its smallest text would show under READABLE_PX
     at CHART_MIN_WIDTH_PX) is made narrower and shorter, type unchanged, until it fits."""
@@ -114,8 +115,7 @@ def svg_figure(fig, alt: str, caption: str = "") -> str:
 
     def img(svg: str, scheme: str) -> str:
         data = base64.b64encode(svg.encode()).decode()
-        return (f'<img class="chart-{scheme}" alt="{escape(alt)}" '
-                f'src="data:image/svg+xml;base64,{data}">')
+        return f'<img alt="{escape(alt)}" src="data:image/svg+xml;base64,{data}#only-{scheme}">'
 
     cap = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
     return (f'<figure class="data-chart">{img(light, "light")}{img(dark_svg(light), "dark")}'

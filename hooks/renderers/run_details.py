@@ -40,6 +40,20 @@ def load_results(docs_dir: Path, path: str, fallback: str | None = None) -> tupl
                       f"this shows `{fallback}`, measured without a GPU on {host}.\n\n")
 
 
+def label(doc: dict, variant: str) -> str:
+    """The label a reader sees for a variant: the benchmark's registry, copied into the file."""
+    try:
+        return doc["variants"][variant]["label"]
+    except KeyError:
+        raise ValueError(f"{doc.get('benchmark', '?')}: the results file names no label for "
+                         f"{variant!r}") from None
+
+
+def of_group(doc: dict, group: str) -> list[str]:
+    """The variants the registry put in `group` ("copy", "ceiling", ...), in registry order."""
+    return [k for k, v in doc.get("variants", {}).items() if v.get("group") == group]
+
+
 def load(docs_dir: Path, path: str) -> dict:
     """The document of a results file that must exist (see load_results)."""
     return load_results(docs_dir, path)[0]

@@ -11,40 +11,21 @@ import re
 from pathlib import Path
 
 from . import markdown_table, renderer, svg_figure
-from .run_details import describe_run, load_results
+from bench import results
 
-SNIPPETS = Path(__file__).resolve().parents[2] / "snippets"
+from .run_details import describe_run, label, load_results, of_group
 
-
-def _benchmark():
-    import importlib.util
-    import sys
-
-    sys.path.insert(0, str(SNIPPETS / "saxpy"))  # benchmark.py imports its teaching files
-    spec = importlib.util.spec_from_file_location("saxpy_benchmark_for_site",
-                                                  SNIPPETS / "saxpy" / "benchmark.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-bench = _benchmark()
 ROUNDS = ("gpu-1", "gpu-2", "gpu-3")
-NAMES = {
-    "cuda_c_one": "CUDA C, one element per thread", "cuda_c_grid_stride": "CUDA C, grid-stride",
-    "cuda_c_unrolled": "CUDA C, four per trip", "cuda_c_float4": "CUDA C, `float4`",
-    "numba_one": "Numba, one element per thread", "numba_grid_stride": "Numba, grid-stride",
-    "numba_unrolled": "Numba, four per trip", "numba_vector": "Numba, 16-byte vector",
-    "cupy_expression": "CuPy expression", "cupy_elementwise": "CuPy ElementwiseKernel",
-    "cupy_elementwise_256": "CuPy ElementwiseKernel, 256-thread blocks",
-    "cupy_raw": "CuPy RawKernel, `float4`", "torch_saxpy": "PyTorch `y.add_(x, alpha=a)`",
-    "cuda_c_copy_memcpy": "`cudaMemcpy` (CUDA C)", "numba_copy": "`cudaMemcpy` (Numba)",
-    "cupy_copy": "`cudaMemcpy` (CuPy)", "torch_copy": "PyTorch `copy_`",
-    "cuda_c_copy_float": "copy kernel, 4-byte accesses", "cuda_c_copy_float4":
-    "copy kernel, `float4`", "numpy": "NumPy (one core)",
-    "numba_parallel": "Numba parallel (all cores)", "cpu_copy": "Numba parallel copy",
-    "cpu_read": "Numba parallel read (sum)",
-}
+
+
+def name(doc: dict, variant: str) -> str:
+    return label(doc, variant)
+
+
+def of_fastest_copy(doc: dict) -> dict[str, dict[str, float]]:
+    return results.share_of_best(doc, "copy")
+
+
 STEPS = [("one element per thread", "one"), ("grid-stride, one per trip", "grid_stride"),
          ("grid-stride, four per trip", "unrolled"), ("16-byte loads and stores", None)]
 
@@ -63,7 +44,7 @@ def pct(x: float) -> str:
 
 
 def fastest_copy(doc: dict, case: str) -> dict:
-    copies = [m for v, m in kernel_rows(doc, case).items() if bench.is_copy(v)]
+    copies = [m for v, m in kernel_rows(doc, case).items() if v in of_group(doc, "copy")]
     return max(copies, key=gbs)
 
 
@@ -77,7 +58,7 @@ def how_measured(doc: dict) -> str:
 @renderer("saxpy_progression")
 def saxpy_progression(docs_dir: Path, path: str) -> str:
     doc, _, intro = load_results(docs_dir, path)
-    ratios = bench.of_fastest_copy(doc["measurements"])["gpu-1"]
+    ratios = of_fastest_copy(doc)["gpu-1"]
     rows = kernel_rows(doc, "gpu-1")
     out = []
     for k, (step, suffix) in enumerate(STEPS, 1):
@@ -91,13 +72,13 @@ def saxpy_progression(docs_dir: Path, path: str) -> str:
     return (intro + markdown_table(["step", "CUDA C", "Numba"], out, "lrr")
             + f"\n\nN = 2<sup>{n.bit_length() - 1}</sup> float32, kernel time by CUDA events "
             f"(median); in brackets: of the fastest device copy of the same run, "
-            f"{NAMES[best['variant']]} at {gbs(best):,.0f} GB/s.\n")
+            f"{name(doc, best['variant'])} at {gbs(best):,.0f} GB/s.\n")
 
 
 @renderer("saxpy_table")
 def saxpy_table(docs_dir: Path, path: str) -> str:
     doc, _, intro = load_results(docs_dir, path)
-    ratios = bench.of_fastest_copy(doc["measurements"])
+    ratios = of_fastest_copy(doc)
     first = kernel_rows(doc, "gpu-1")
     rows = []
     for v in ("cuda_c_float4", "numba_vector", "cupy_raw", "torch_saxpy", "cupy_elementwise_256",
@@ -106,11 +87,11 @@ def saxpy_table(docs_dir: Path, path: str) -> str:
             continue
         seen = [ratios[r][v] for r in ROUNDS if r in ratios and v in ratios[r]]
         spread = (f"{pct(min(seen))} – {pct(max(seen))}" if len(seen) > 1 else "one round")
-        rows.append([NAMES[v], f"{gbs(first[v]):,.0f}", pct(ratios["gpu-1"][v]), spread])
+        rows.append([name(doc, v), f"{gbs(first[v]):,.0f}", pct(ratios["gpu-1"][v]), spread])
     cpu = kernel_rows(doc, "cpu")
     for v in ("numba_parallel", "numpy"):
         if v in cpu:
-            rows.append([NAMES[v], f"{gbs(cpu[v]):,.0f}", "–", "–"])
+            rows.append([name(doc, v), f"{gbs(cpu[v]):,.0f}", "–", "–"])
     if not rows:
         raise ValueError(f"{path}: no SAXPY measurements")
     n_gpu = first["cuda_c_float4"]["params"]["n"] if "cuda_c_float4" in first else 0
@@ -130,9 +111,10 @@ def saxpy_table(docs_dir: Path, path: str) -> str:
 def saxpy_copies(docs_dir: Path, path: str) -> str:
     doc, _, intro = load_results(docs_dir, path)
     rows = kernel_rows(doc, "gpu-1")
-    copies = sorted((m for v, m in rows.items() if bench.is_copy(v)), key=gbs, reverse=True)
+    copies = sorted((m for v, m in rows.items() if v in of_group(doc, "copy")), key=gbs,
+                    reverse=True)
     best = gbs(copies[0])
-    table = [[NAMES.get(m["variant"], m["variant"]), f"{gbs(m):,.0f}", pct(gbs(m) / best)]
+    table = [[name(doc, m["variant"]), f"{gbs(m):,.0f}", pct(gbs(m) / best)]
              for m in copies]
     return intro + markdown_table(["copy", "GB/s", "of the fastest"], table, "lrr") + "\n"
 
@@ -147,7 +129,7 @@ def saxpy_sweep(docs_dir: Path, path: str) -> str:
         if m["phase"] != "kernel" or not (m["case"].startswith("small-") or m["case"] == "gpu-1"):
             continue
         if m["variant"] in ("cuda_c_float4", "numba_vector", "cuda_c_copy_float4"):
-            series.setdefault(NAMES[m["variant"]].replace("`", ""), []).append(
+            series.setdefault(name(doc, m["variant"]).replace("`", ""), []).append(
                 (m["params"]["n"], gbs(m)))
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for (label, pts), marker in zip(sorted(series.items()), "osD"):
@@ -168,8 +150,7 @@ def saxpy_sweep(docs_dir: Path, path: str) -> str:
 @renderer("saxpy_compile")
 def saxpy_compile(docs_dir: Path, path: str) -> str:
     doc, _, intro = load_results(docs_dir, path)
-    rows = [[NAMES.get(m["variant"], m["variant"]) if m["variant"] != "cuda" else
-             "CUDA context start-up", m["phase"].replace("_", " "), f"{m['median_s']:.2f}"]
+    rows = [[name(doc, m["variant"]), m["phase"].replace("_", " "), f"{m['median_s']:.2f}"]
             for m in doc["measurements"] if m["case"] == "compile"]
     return intro + markdown_table(["what", "phase", "seconds"], rows, "llr") + (
         "\n\nEach a first call in a fresh process: with an empty on-disk cache "

@@ -14,6 +14,9 @@ Schema (``"schema": "gpu-survival-toolkit/results/2"``)::
       "partial": false,                     # true: an interrupted run (run.py writes these
                                             # beside the output as <name>.partial.json)
       "notes": ["..."],                     # what was skipped and why, anything a reader must know
+      "variants": {                         # the benchmark's registry: every variant measured,
+        "cuda_f64": {"label": "CUDA, float64", "device": "gpu", "step": "3", "group": ""}
+      },                                    # with the label a reader sees (renderers use these)
       "measurements": [
         {
           "case": "article",                # workload name
@@ -134,6 +137,21 @@ def validate(doc: dict, current: bool = False) -> None:
         quick = doc.get("quick_check", False)
     for i, m in enumerate(doc["measurements"]):
         _check_measurement(i, m, now, quick)
+    if now and (current or "variants" in doc):  # TRANSITION: required once every file has them
+        _check_variants(doc)
+
+
+def _check_variants(doc: dict) -> None:
+    variants = doc.get("variants")
+    if not isinstance(variants, dict):
+        raise ValueError("variants must map each variant to its label (the benchmark's registry)")
+    for key, v in variants.items():
+        if not (isinstance(v, dict) and isinstance(v.get("label"), str) and v["label"]
+                and v.get("device") in ("cpu", "gpu")):
+            raise ValueError(f"variants: {key!r} needs a label and a device (cpu or gpu)")
+    unnamed = sorted({m["variant"] for m in doc["measurements"]} - variants.keys())
+    if unnamed:
+        raise ValueError(f"variants: no label for {', '.join(unnamed)}")
 
 
 def document(benchmark: str, system: dict, measurements: list[dict],
@@ -143,7 +161,7 @@ def document(benchmark: str, system: dict, measurements: list[dict],
     from bench.system import code_version
 
     core = {"schema", "benchmark", "code", "system", "quick_check", "partial", "notes",
-            "measurements"}
+            "measurements"}  # "variants" comes in `more`: it is required, and validated
     if core & more.keys():
         raise ValueError(f"extra fields may not replace {sorted(core & more.keys())}")
     doc = {"schema": SCHEMA, "benchmark": benchmark, "code": code or code_version(),
@@ -179,6 +197,28 @@ def read_results(path: str | os.PathLike, current: bool = False) -> dict:
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
     return doc
+
+
+# --8<-- [start:ceiling]
+def share_of_best(doc: dict, group: str, phase: str = "kernel") -> dict[str, dict[str, float]]:
+    """{case: {variant: bandwidth / the case's best in `group`}}, GPU rows of `phase`.
+
+    One ceiling per case (a round): the fastest of every variant the registry puts in `group`
+    (for SAXPY, "copy": cudaMemcpy through CUDA C, Numba and CuPy, PyTorch's copy_, the copy
+    kernels), whoever made it, measured in the same run.
+    """
+    ceiling = {k for k, v in doc["variants"].items() if v.get("group") == group}
+    rows = [m for m in doc["measurements"] if m["device"] == "gpu" and m["phase"] == phase
+            and m.get("bytes") and m["median_s"] > 0]
+    out: dict[str, dict[str, float]] = {}
+    for case in dict.fromkeys(m["case"] for m in rows):
+        mine = [m for m in rows if m["case"] == case]
+        best = max((m["bytes"] / m["median_s"] for m in mine if m["variant"] in ceiling),
+                   default=0.0)
+        if best:
+            out[case] = {m["variant"]: m["bytes"] / m["median_s"] / best for m in mine}
+    return out
+# --8<-- [end:ceiling]
 
 
 def load_results(path: str | os.PathLike) -> dict:

@@ -1,7 +1,9 @@
-"""Run a registered benchmark the fair way and write its results file.
+"""Run a topic's benchmark the fair way and write its results file.
 
 Run:  python snippets/bench/run.py mandelbrot --output docs/data/mandelbrot-h200.json
-A benchmark is snippets/<name>/benchmark.py (or any .py file) that calls bench.runner.register.
+which is the same as  python snippets/mandelbrot/benchmark.py --output ...
+A topic's benchmark is snippets/<topic>/benchmark.py: it defines BENCHMARK and ends with
+`sys.exit(run.main(BENCHMARK))`. Run as a script, it finds its topic's teaching files beside it.
 Progress goes to stderr; a summary table goes to stdout once the results file is written.
 The output is written whole or not at all. While the run goes on, what is measured so far is kept
 in <name>.partial.json beside it ("partial": true); Ctrl-C leaves an earlier output untouched,
@@ -12,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: the harness is the folder above this file
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench import cli, results, runner, system, timing  # noqa: E402
+from bench import cli, results, runner, system, timing
 
+SNIPPETS = Path(__file__).resolve().parents[1]  # the topics: snippets/<topic>/benchmark.py
 PARTIAL_NOTE = "partial results: the run had not finished when this was written"
 
 
@@ -32,9 +34,8 @@ def summary(measurements: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def parser() -> cli.Parser:
-    p = cli.Parser(description=__doc__.splitlines()[0])
-    p.add_argument("benchmark", help="a name (snippets/<name>/benchmark.py) or a .py path")
+def parser(name: str) -> cli.Parser:
+    p = cli.Parser(prog=f"benchmark {name}", description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=cli.name_list,
                    help="comma-separated (default: every default case)")
     p.add_argument("--variants", type=cli.name_list,
@@ -56,20 +57,6 @@ def parser() -> cli.Parser:
     return p
 
 
-def load_benchmark(name: str) -> runner.Benchmark:
-    """The benchmark, or ValueError with one line saying why not."""
-    path = Path(name)
-    if path.suffix != ".py" and path.exists():
-        raise ValueError(f"{name} is not a Python file (give a topic name or a benchmark .py)")
-    try:
-        return runner.load(name)
-    except LookupError as exc:
-        raise ValueError(str(exc)) from None
-    except Exception as exc:  # a broken or foreign file: say what, not where inside Python
-        detail = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-        raise ValueError(f"cannot load benchmark {name}: {detail}") from None
-
-
 def previous_run(partial: Path, bench: runner.Benchmark) -> dict:
     """The partial results to resume from (empty if there are none); ValueError if unusable."""
     if not partial.exists():
@@ -86,9 +73,15 @@ def previous_run(partial: Path, bench: runner.Benchmark) -> dict:
     return doc
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = parser()
+def main(bench: runner.Benchmark, argv: list[str] | None = None) -> int:
+    """The command line of a topic's benchmark.py: `sys.exit(run.main(BENCHMARK))`."""
+    return cli.run_main(lambda a: _main(bench, a), argv)
+
+
+def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
+    p = parser(bench.name)
     args = p.parse_args(argv)
+    script = Path(sys.modules["__main__"].__file__ or "").resolve()  # the benchmark.py run
     if not args.probe_compile:  # the output first: no work is done for a file that cannot land
         if not args.output:
             p.error("--output is required")
@@ -96,10 +89,6 @@ def main(argv: list[str] | None = None) -> int:
             output = cli.check_output(args.output)
         except ValueError as exc:
             p.error(f"--output: {exc}")
-    try:
-        bench = load_benchmark(args.benchmark)
-    except ValueError as exc:
-        p.error(str(exc))
     unknown = [v for v in args.variants or [] if v not in bench.variants]
     if unknown:
         p.error(f"unknown variant {', '.join(unknown)}; choose from {', '.join(bench.variants)}")
@@ -135,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
                             if c in bench.cases}}
         notes = state["notes"] + ([] if final else [PARTIAL_NOTE])
         return results.write_results(path, bench.name, described, state["measurements"], notes,
-                                     quick_check=quick, partial=not final, **extra)
+                                     quick_check=quick, partial=not final,
+                                     variants={**bench.described(), **runner.BUILTIN_VARIANTS},
+                                     **extra)
 
     def keep(measurements, notes, completed):
         state.update(measurements=list(measurements), notes=list(notes),
@@ -145,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         measurements, notes = runner.run_benchmark(
             bench, cases, args.variants, repeats=args.repeats, warmup=args.warmup,
-            min_sample_s=args.min_sample, compile_runs=args.compile_runs, cli=Path(__file__),
+            min_sample_s=args.min_sample, compile_runs=args.compile_runs, script=script,
             previous=previous, on_progress=keep)
     except KeyboardInterrupt:
         kept = len(state["completed"])
@@ -165,5 +156,19 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if runner.failures(notes) else 0
 
 
+def dispatch(argv: list[str]) -> int:
+    """`run.py <topic> [options]`: run snippets/<topic>/benchmark.py with those options."""
+    if not argv or argv[0].startswith("-"):
+        topics = sorted(d.name for d in SNIPPETS.iterdir() if (d / "benchmark.py").is_file())
+        print("usage: run.py TOPIC [options]  (TOPIC: " + ", ".join(topics) + "; "
+              "`run.py TOPIC --help` lists the options)", file=sys.stderr)
+        return 2
+    script = SNIPPETS / argv[0] / "benchmark.py"
+    if not (argv[0].isidentifier() and script.is_file()):
+        print(f"error: no benchmark {argv[0]!r} ({script} does not exist)", file=sys.stderr)
+        return 2
+    os.execv(sys.executable, [sys.executable, str(script), *argv[1:]])  # its folder on sys.path
+
+
 if __name__ == "__main__":
-    sys.exit(cli.run_main(main))
+    sys.exit(dispatch(sys.argv[1:]))

@@ -1,7 +1,7 @@
-"""The benchmark runner: times any registered benchmark the fair way and returns measurements.
+"""The benchmark runner: times a topic's benchmark the fair way and returns measurements.
 
-A benchmark module registers one `Benchmark`: its variants (which run on the CPU, which on the
-GPU), its cases (problem sizes), `setup` (variant, params) -> `Prepared` callables, a
+A topic's `benchmark.py` defines one `Benchmark`: its registry of variants (key -> `Variant`:
+the label a reader sees, CPU or GPU, its step on the page), its cases (problem sizes), `setup` (variant, params) -> `Prepared` callables, a
 `reference` to check every variant against, a `check`, and the work it does (`counts`).
 `run_benchmark` then, for every case and variant:
 
@@ -19,7 +19,8 @@ A variant timed outside Python (a CUDA C binary, a framework's own loop) sets
 `Prepared.external`: a callable returning the program's output, whose `BENCH {json}` lines
 (`bench.external`) carry the samples, the calls per sample and the correctness check.
 
-Without a GPU the GPU variants are skipped and the notes say why. `bench/run.py` is the CLI.
+Without a GPU the GPU variants are skipped and the notes say why. `bench/run.py` is the CLI;
+each benchmark.py ends with `sys.exit(run.main(BENCHMARK))`, so `python benchmark.py` runs it.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from typing import Any, Callable
 
 from bench import external, results, timing
 
-REGISTRY: dict[str, "Benchmark"] = {}
 PHASES = ("kernel", "end_to_end", "compile_first", "compile_cached", "context_init")
 
 
@@ -56,10 +56,20 @@ class Prepared:
     #                                            output, whose `BENCH {json}` lines are the figures
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One version a page shows: the single place its label and step are written."""
+    label: str  # what a reader sees (the runner copies it into the results file)
+    device: str = "gpu"  # "cpu" or "gpu"
+    step: str = ""  # its place in the page's progression ("1", "2", ...), if it has one
+    group: str = ""  # a role the page picks variants by ("copy", "ceiling", ...)
+    runs: bool = True  # False: reported by another variant's program, never run on its own
+
+
 @dataclass
 class Case:
     params: dict  # problem size, passed to setup/reference/counts
-    variants: tuple[str, ...] | None = None  # run by default (None: all); others on request
+    variants: tuple[str, ...] | None = None  # run by default (None: every variant that runs)
     note: str = ""  # why some variants are left out by default
     default: bool = True  # run when no cases are named (False: a quick check, on request)
 
@@ -67,7 +77,7 @@ class Case:
 @dataclass
 class Benchmark:
     name: str
-    variants: dict[str, str]  # variant -> "cpu" or "gpu"
+    variants: dict[str, Variant]  # key -> Variant: the topic's registry
     cases: dict[str, Case]
     setup: Callable[[str, dict], Prepared]
     reference: Callable[[dict], Any]  # the trusted result for a case
@@ -75,42 +85,27 @@ class Benchmark:
     counts: Callable[[str, dict, Any], dict]  # (variant, params, reference) -> flops/bytes/work
     compiled: tuple[str, ...] = ()  # variants compiled on first call: their compile time is probed
     probe_params: dict = field(default_factory=dict)  # a tiny case for compile-time probes
-    module: str = ""  # file that registered it (set by register)
 
+    def __post_init__(self):
+        for key, v in self.variants.items():
+            if v.device not in ("cpu", "gpu"):
+                raise ValueError(f"{self.name}: variant {key}: device must be cpu or gpu")
+        for name, case in self.cases.items():
+            unknown = [v for v in case.variants or () if v not in self.variants]
+            if unknown:
+                raise ValueError(f"{self.name}: case {name} names unknown variants {unknown}")
 
-def register(benchmark: Benchmark) -> Benchmark:
-    benchmark.module = benchmark.module or sys._getframe(1).f_globals.get("__file__", "")
-    REGISTRY[benchmark.name] = benchmark
-    return benchmark
+    def runnable(self) -> list[str]:
+        return [k for k, v in self.variants.items() if v.runs]
+
+    def device(self, key: str) -> str:
+        return self.variants[key].device
+
+    def described(self) -> dict:
+        """The registry as the results file records it (renderers read labels from there)."""
+        return {k: {"label": v.label, "device": v.device, "step": v.step, "group": v.group}
+                for k, v in self.variants.items()}
 # --8<-- [end:api]
-
-
-def load(name_or_path: str) -> Benchmark:
-    """A registered benchmark: by name (snippets/<name>/benchmark.py) or by file path.
-
-    The benchmark's folder goes on sys.path first, so a benchmark.py imports its topic's
-    teaching files as `import mandelbrot` without a path line of its own."""
-    import importlib.util
-
-    path = Path(name_or_path)
-    if path.suffix != ".py":
-        if name_or_path in REGISTRY:
-            return REGISTRY[name_or_path]
-        path = Path(__file__).resolve().parents[1] / name_or_path / "benchmark.py"
-    if not path.is_file():
-        raise LookupError(f"no benchmark {name_or_path!r}: {path} does not exist")
-    folder = str(path.resolve().parent)
-    if folder not in sys.path:  # its topic's teaching files import by their plain names
-        sys.path.insert(0, folder)
-    before = set(REGISTRY)
-    spec = importlib.util.spec_from_file_location(f"benchmark_{path.parent.name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    added = [n for n in REGISTRY if n not in before] or [
-        n for n, b in REGISTRY.items() if Path(b.module).resolve() == path.resolve()]
-    if not added:
-        raise LookupError(f"{path} registered no benchmark (call bench.runner.register)")
-    return REGISTRY[added[0]]
 
 
 def gpu_status() -> tuple[bool, str]:
@@ -191,7 +186,10 @@ def measure_external(bench: Benchmark, case: str, variant: str, params: dict, re
         fields = {**counted, "params": {**params, **r.get("params", {})},
                   "error": {k: v for k, v in r["error"].items() if k != "ok"}}
         fields.update({k: r[k] for k in ("bytes", "flops", "extra") if k in r})
-        device = bench.variants.get(r["variant"], bench.variants[variant])
+        if r["variant"] not in bench.variants:
+            return [], (f"{case}/{variant} failed: its program reported variant {r['variant']!r}, "
+                        "which the registry does not name")
+        device = bench.device(r["variant"])
         found.append(results.measurement(case, r["variant"], device, r["phase"], stats, **fields))
     return found, ""
 
@@ -204,7 +202,7 @@ def _time(fn, calls, clock, repeats, warmup):
 def measure_variant(bench: Benchmark, case: str, variant: str, params: dict, reference: Any,
                     repeats: int, warmup: int, min_sample_s: float) -> tuple[list[dict], str]:
     """Check one variant, then time it. Returns (measurements, problem) with problem "" if OK."""
-    device = bench.variants[variant]
+    device = bench.device(variant)
     prep = bench.setup(variant, params)
     if prep.external is not None:
         return measure_external(bench, case, variant, params, reference, prep.external)
@@ -247,7 +245,7 @@ def measure_variant(bench: Benchmark, case: str, variant: str, params: dict, ref
 def probe_compile(bench: Benchmark, variants: list[str]) -> dict:
     """In this (fresh) process: seconds for the first call of each variant, compile included."""
     out: dict = {"first_call_s": {}}
-    if any(bench.variants[v] == "gpu" for v in variants):
+    if any(bench.device(v) == "gpu" for v in variants):
         from numba import cuda
 
         t0 = time.perf_counter()
@@ -266,7 +264,7 @@ def probe_compile(bench: Benchmark, variants: list[str]) -> dict:
     return out
 
 
-def compile_times(bench: Benchmark, variants: list[str], runs: int, cli: Path) -> list[dict]:
+def compile_times(bench: Benchmark, variants: list[str], runs: int, script: Path) -> list[dict]:
     """First-call times, each variant in its own fresh processes: `runs` with an empty on-disk
     cache (a new NUMBA_CACHE_DIR), then `runs` more with the cache those left behind."""
     samples: dict[tuple[str, str], list[float]] = {}
@@ -277,7 +275,7 @@ def compile_times(bench: Benchmark, variants: list[str], runs: int, cli: Path) -
                      f"in {runs} fresh process(es)")
             for cache in caches:
                 env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-                cmd = [sys.executable, str(cli), bench.module, "--probe-compile",
+                cmd = [sys.executable, str(script), "--probe-compile",
                        "--variants", variant]
                 proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
                 if proc.returncode != 0:
@@ -292,18 +290,21 @@ def compile_times(bench: Benchmark, variants: list[str], runs: int, cli: Path) -
     for (phase, variant), values in samples.items():
         stats = timing.Stats(statistics.median(values), min(values), max(values), len(values),
                              "host (fresh process)")
-        device = "gpu" if variant == "cuda" else bench.variants[variant]
+        device = "gpu" if variant == "cuda" else bench.device(variant)
         measurements.append(results.measurement("compile", variant, device, phase, stats,
                                                 params=bench.probe_params))
     return measurements
 
 
-COMPILE = ("compile", "*")  # the completed-pair marker of the compile-time probes
+COMPILE = ("compile", "*")
+# What compile_times measures besides the registry's variants: the CUDA context's start-up.
+BUILTIN_VARIANTS = {"cuda": {"label": "CUDA context start-up", "device": "gpu", "step": "",
+                             "group": "context"}}  # the completed-pair marker of the compile-time probes
 
 
 def run_benchmark(bench: Benchmark, cases: list[str], variants: list[str] | None = None,
                   repeats: int = timing.MIN_REPEATS, warmup: int = 2, min_sample_s: float = 0.02,
-                  compile_runs: int = 2, cli: Path | None = None,
+                  compile_runs: int = 2, script: Path | None = None,
                   after_case: Callable[[list[dict], list[str]], None] | None = None,
                   previous: dict | None = None,
                   on_progress: Callable[[list[dict], list[str], list[list[str]]], None]
@@ -331,11 +332,11 @@ def run_benchmark(bench: Benchmark, cases: list[str], variants: list[str] | None
              f"{timing.MIN_REPEATS}): a quick check, not for publication")
 
     def usable(vs):
-        return [v for v in vs if gpu_ok or bench.variants[v] != "gpu"]
+        return [v for v in vs if gpu_ok or bench.device(v) != "gpu"]
 
     for case in cases:
         spec = bench.cases[case]
-        chosen = usable(variants or spec.variants or list(bench.variants))
+        chosen = usable(variants or spec.variants or bench.runnable())
         if variants is None and spec.note:
             note(f"{case}: {spec.note}")
         todo = [v for v in chosen if [case, v] not in completed]
@@ -366,11 +367,12 @@ def run_benchmark(bench: Benchmark, cases: list[str], variants: list[str] | None
                 on_progress(measurements, notes, completed)
         if after_case:
             after_case(measurements, notes)
-    every = [v for v in usable(variants or list(bench.variants)) if v in bench.compiled]
+    every = [v for v in usable(variants or bench.runnable()) if v in bench.compiled]
     if compile_runs > 0 and every and list(COMPILE) not in completed:
         # last: fresh processes do not depend on what ran before
-        measurements += compile_times(bench, every, compile_runs,
-                                      cli or Path(__file__).with_name("run.py"))
+        if script is None:
+            raise ValueError("compile times need the benchmark's script (run it through run.py)")
+        measurements += compile_times(bench, every, compile_runs, script)
         completed.append(list(COMPILE))
         if on_progress:
             on_progress(measurements, notes, completed)

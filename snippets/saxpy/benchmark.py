@@ -1,6 +1,7 @@
 """SAXPY, registered with the benchmark runner: every version of the page, next to device copies.
 
 Run it with:  python snippets/bench/run.py saxpy --output saxpy.json
+         (or:  python snippets/saxpy/benchmark.py --output saxpy.json)
 (the CUDA C version needs `build/saxpy`, built from snippets/saxpy/saxpy.cu; it is built with
 `nvcc -arch=native` when missing). Each GPU round measures, in the same process and at the same
 N, the SAXPY kernels and the device copies (cudaMemcpy through Numba, CuPy and CUDA C, and two
@@ -18,7 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.runner import Benchmark, Case, Prepared, register
+import sys
+
+from bench import run
+from bench.runner import Benchmark, Case, Prepared, Variant
 from saxpy_common import A, make_inputs
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path(__file__).with_name("saxpy.cu")
@@ -26,12 +30,36 @@ BINARY = Path(os.environ.get("SAXPY_CUDA_BINARY", ROOT / "build" / "saxpy"))
 LARGE = 2**28
 
 # --8<-- [start:register]
-GPU = ("numba_one", "numba_grid_stride", "numba_unrolled", "numba_vector", "numba_copy",
-       "cupy_expression", "cupy_elementwise", "cupy_elementwise_256", "cupy_raw", "cupy_copy",
-       "torch_saxpy", "torch_copy", "cuda_c")
-CPU = ("numpy", "numba_parallel", "cpu_copy", "cpu_read")
+# The registry: one name per version, with the label the page shows and its step on the page.
+VARIANTS = {
+    "numba_one": Variant("Numba, one element per thread", step="1"),
+    "numba_grid_stride": Variant("Numba, grid-stride", step="2"),
+    "numba_unrolled": Variant("Numba, four per trip", step="3"),
+    "numba_vector": Variant("Numba, 16-byte vector", step="4"),
+    "numba_copy": Variant("`cudaMemcpy` (Numba)", group="copy"),
+    "cupy_expression": Variant("CuPy expression"),
+    "cupy_elementwise": Variant("CuPy ElementwiseKernel"),
+    "cupy_elementwise_256": Variant("CuPy ElementwiseKernel, 256-thread blocks"),
+    "cupy_raw": Variant("CuPy RawKernel, `float4`"),
+    "cupy_copy": Variant("`cudaMemcpy` (CuPy)", group="copy"),
+    "torch_saxpy": Variant("PyTorch `y.add_(x, alpha=a)`"),
+    "torch_copy": Variant("PyTorch `copy_`", group="copy"),
+    "cuda_c": Variant("CUDA C (every kernel of saxpy.cu)"),  # its program reports the rows below
+    "cuda_c_one": Variant("CUDA C, one element per thread", step="1", runs=False),
+    "cuda_c_grid_stride": Variant("CUDA C, grid-stride", step="2", runs=False),
+    "cuda_c_unrolled": Variant("CUDA C, four per trip", step="3", runs=False),
+    "cuda_c_float4": Variant("CUDA C, `float4`", step="4", runs=False),
+    "cuda_c_copy_memcpy": Variant("`cudaMemcpy` (CUDA C)", group="copy", runs=False),
+    "cuda_c_copy_float": Variant("copy kernel, 4-byte accesses", group="copy", runs=False),
+    "cuda_c_copy_float4": Variant("copy kernel, `float4`", group="copy", runs=False),
+    "numpy": Variant("NumPy (one core)", device="cpu"),
+    "numba_parallel": Variant("Numba parallel (all cores)", device="cpu"),
+    "cpu_copy": Variant("Numba parallel copy", device="cpu", group="copy"),
+    "cpu_read": Variant("Numba parallel read (sum)", device="cpu", group="copy"),
+}
+GPU = tuple(k for k, v in VARIANTS.items() if v.device == "gpu" and v.runs)
+CPU = tuple(k for k, v in VARIANTS.items() if v.device == "cpu")
 BAR = ("cuda_c", "numba_vector", "cupy_raw")  # rounds 2 and 3 (cuda_c brings three copies)
-VARIANTS = {**{v: "gpu" for v in GPU}, **{v: "cpu" for v in CPU}}
 CASES = {
     "smoke": Case({"n": 1027}, variants=("numba_one", "numba_grid_stride", "numba_unrolled",
                                          "numba_vector", "numba_copy", *CPU), default=False),
@@ -46,7 +74,7 @@ CASES = {
 
 
 def is_copy(variant: str) -> bool:
-    return "copy" in variant or variant == "cpu_read"
+    return VARIANTS[variant].group == "copy"
 
 
 @functools.lru_cache(maxsize=1)
@@ -193,7 +221,7 @@ def setup_torch(variant: str, n: int) -> Prepared:
 
 def setup(variant: str, p: dict) -> Prepared:
     n = p["n"]
-    if VARIANTS[variant] == "cpu":
+    if VARIANTS[variant].device == "cpu":
         return setup_cpu(variant, n)
     if variant == "cuda_c":
         return Prepared(external=lambda: cuda_c_output(n))
@@ -204,26 +232,9 @@ def setup(variant: str, p: dict) -> Prepared:
     return setup_torch(variant, n)
 
 
-BENCHMARK = register(Benchmark(
+BENCHMARK = Benchmark(
     name="saxpy", variants=VARIANTS, cases=CASES, setup=setup, reference=reference, check=check,
-    counts=counts, compiled=("numba_vector", "numba_parallel"), probe_params={"n": 1024}))
+    counts=counts, compiled=("numba_vector", "numba_parallel"), probe_params={"n": 1024})
 
-
-# --8<-- [start:ceiling]
-def of_fastest_copy(measurements: list[dict]) -> dict[str, dict[str, float]]:
-    """{case: {variant: bandwidth / the case's fastest device copy}}, kernel phase on the GPU.
-
-    One ceiling per round: the fastest of every copy measured in it (cudaMemcpy through CUDA C,
-    Numba and CuPy, PyTorch's copy_, the CUDA C copy kernels), whoever made it.
-    """
-    rows = [m for m in measurements if m["device"] == "gpu" and m["phase"] == "kernel"
-            and m.get("bytes") and m["median_s"] > 0]
-    out: dict[str, dict[str, float]] = {}
-    for case in dict.fromkeys(m["case"] for m in rows):
-        mine = [m for m in rows if m["case"] == case]
-        copies = [m["bytes"] / m["median_s"] for m in mine if is_copy(m["variant"])]
-        if copies:
-            best = max(copies)
-            out[case] = {m["variant"]: m["bytes"] / m["median_s"] / best for m in mine}
-    return out
-# --8<-- [end:ceiling]
+if __name__ == "__main__":
+    sys.exit(run.main(BENCHMARK))

@@ -1,7 +1,7 @@
 """Fixtures and helpers for the browser, link and accessibility checks of the built site.
 
 The fixtures live here, not in a ``tests/site/conftest.py``: a second module named ``conftest``
-would replace the root one in ``sys.modules`` and break ``from conftest import ROOT`` in every
+would replace the root one in ``sys.modules`` and break ``from helpers import ROOT`` in every
 test file collected after this folder (and ``tests/site`` cannot be a package: ``site`` is a
 standard-library module). Test modules import the fixtures they use from here.
 
@@ -388,12 +388,12 @@ async () => {
   }
   for (const fig of document.querySelectorAll("figure.data-chart")) {
     const img = [...fig.querySelectorAll("img")].find(shown);
-    const item = {alt: (fig.querySelector("img") || {}).alt || "", light: !!fig.querySelector("img.chart-light"),
-                  dark: !!fig.querySelector("img.chart-dark"), shown: img ? img.className : null, min_px: null};
+    const item = {alt: (fig.querySelector("img") || {}).alt || "", light: !!fig.querySelector('img[src$="#only-light"]'),
+                  dark: !!fig.querySelector('img[src$="#only-dark"]'), shown: img ? (img.src.endsWith("#only-dark") ? "chart-dark" : "chart-light") : null, min_px: null};
     if (img && img.src.startsWith("data:image/svg+xml;base64,")) {
-      const svg = new DOMParser().parseFromString(atob(img.src.split(",")[1]), "image/svg+xml").documentElement;
+      const svg = new DOMParser().parseFromString(atob(img.src.split(",")[1].split("#")[0]), "image/svg+xml").documentElement;
       const box = (svg.getAttribute("viewBox") || "").split(/\s+/).map(Number);
-      const sizes = [...atob(img.src.split(",")[1]).matchAll(/font-size:\s*([0-9.]+)px/g)].map(m => +m[1]);
+      const sizes = [...atob(img.src.split(",")[1].split("#")[0]).matchAll(/font-size:\s*([0-9.]+)px/g)].map(m => +m[1]);
       if (box.length === 4 && sizes.length) {
         item.min_px = Math.min(...sizes) * img.getBoundingClientRect().width / box[2];
       }

@@ -298,8 +298,8 @@ def test_the_readability_checks_catch_a_bad_page(browser, tmp_path):
             'width:200px"><table style="width:900px"><tr><td>wide</td></tr></table></div>'
             '<table><tr><td><div style="width:80px"><code style="word-break:break-all">'
             'cudaErrorInsufficientDriver</code></div></td></tr></table>'
-            f'<figure class="data-chart"><img class="chart-light" alt="a chart" '
-            f'style="width:300px" src="data:image/svg+xml;base64,{data}"></figure></div>'
+            f'<figure class="data-chart"><img alt="a chart" '
+            f'style="width:300px" src="data:image/svg+xml;base64,{data}#only-light"></figure></div>'
             '<div class="jupyter-wrapper"><div class="jp-OutputArea-output"><pre style="width:80px;'
             'white-space:pre-wrap;word-break:break-all">CPU njit_parallel 1234567</pre></div></div>')
     with bad_page(browser, tmp_path, body) as (page, server):
