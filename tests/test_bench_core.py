@@ -64,7 +64,8 @@ def test_results_round_trip(tmp_path):
 
 def good_doc() -> dict:
     return {"schema": results.SCHEMA, "benchmark": "b", "code": {"commit": "abc", "dirty": False},
-            "system": {}, "notes": [], "measurements": [
+            "system": {}, "notes": [], "variants": {"v": {"label": "V", "device": "cpu"}},
+            "measurements": [
                 {"case": "c", "variant": "v", "device": "cpu", "phase": "kernel",
                  "median_s": 1.0, "min_s": 0.5, "max_s": 1.5, "repeats": 10,
                  "calls_per_sample": 1, "clock": "host"}]}
@@ -73,6 +74,8 @@ def good_doc() -> dict:
 @pytest.mark.parametrize("breakage", [
     lambda d: d.update(schema="other/1"),
     lambda d: d.pop("system"),
+    lambda d: d["variants"].pop("v"),  # a measured variant without its label
+    lambda d: d["variants"]["v"].update(label=""),
     lambda d: d.pop("code"),                                  # no commit of the code
     lambda d: d.update(code={"commit": "abc", "dirty": "yes"}),
     lambda d: d.update(notes="a note"),

@@ -1,5 +1,5 @@
-"""The benchmark runner (snippets/bench/runner.py, bench/run.py): a toy benchmark registered from
-a file, checked before it is timed, batched, compile-probed in fresh processes; variants timed by
+"""The benchmark runner (snippets/bench/runner.py, bench/run.py): a toy benchmark script (its
+registry and `sys.exit(run.main(BENCHMARK))`), checked before it is timed, batched, compile-probed in fresh processes; variants timed by
 an external program; the CLI's errors, output checks, Ctrl-C and --resume; and the no-GPU path
 on the Mandelbrot smoke case."""
 
@@ -22,10 +22,8 @@ CLI = "bench/run.py"
 run_cli = load_snippet(CLI)
 TOY = textwrap.dedent('''
     import os, subprocess, sys, time
-    from bench.runner import Benchmark, Case, Prepared, register
-
-    if os.environ.get("TOY_MARKER"):  # proves whether the file was loaded at all
-        open(os.environ["TOY_MARKER"], "w").close()
+    from bench import run
+    from bench.runner import Benchmark, Case, Prepared, Variant
     LINE = ('BENCH {"variant": "%s", "phase": "kernel", "samples_s": [%s], '
             '"calls_per_sample": 4, "error": {"metric": "abs_error", "value": 0.0, "ok": %s}, '
             '"params": {"block": 256}, "flops": 99}')
@@ -42,6 +40,8 @@ TOY = textwrap.dedent('''
         return "compiling\\n" + line + "\\n"
 
     def setup(variant, p):
+        if os.environ.get("TOY_MARKER"):  # proves whether any work was started
+            open(os.environ["TOY_MARKER"], "w").close()
         if variant == "wrong":
             return Prepared(run=lambda: p["n"] + 1)
         if variant == "fake_gpu":
@@ -52,9 +52,11 @@ TOY = textwrap.dedent('''
             time.sleep(float(os.environ.get("TOY_SLEEP", "0")))
         return Prepared(run=lambda: (time.sleep(p["sleep"]), p["n"])[1])
 
-    register(Benchmark(
-        name="toy", variants={"good": "cpu", "wrong": "cpu", "fake_gpu": "gpu", "ext": "gpu",
-                              "ext_host": "cpu", "sleepy": "cpu"},
+    BENCHMARK = Benchmark(
+        name="toy", variants={"good": Variant("good", "cpu"), "wrong": Variant("wrong", "cpu"),
+                              "fake_gpu": Variant("fake GPU"), "ext": Variant("external"),
+                              "ext_host": Variant("external on the host", "cpu"),
+                              "sleepy": Variant("sleepy", "cpu")},
         cases={"small": Case({"n": 3, "sleep": 0.0}, variants=("good", "wrong", "fake_gpu")),
                "slow": Case({"n": 4, "sleep": 0.002}, variants=("good",), note="only good"),
                "hidden": Case({"n": 5, "sleep": 0.0}, default=False)},
@@ -62,7 +64,10 @@ TOY = textwrap.dedent('''
         check=lambda v, got, ref: {"metric": "abs_error", "value": abs(got - ref),
                                    "ok": got == ref},
         counts=lambda v, p, ref: {"flops": 2 * p["n"], "bytes": 8, "work": {"items": p["n"]}},
-        compiled=("good",), probe_params={"n": 1, "sleep": 0.0}))
+        compiled=("good",), probe_params={"n": 1, "sleep": 0.0})
+
+    if __name__ == "__main__":
+        sys.exit(run.main(BENCHMARK))
 ''')
 
 
@@ -73,10 +78,25 @@ def toy_file(tmp_path):
     return path
 
 
+def load_toy(toy_file):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("toy_benchmark", toy_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.BENCHMARK
+
+
 @pytest.fixture
 def toy(toy_file, monkeypatch):
     monkeypatch.setattr(runner, "gpu_status", lambda: (False, "GPU variants skipped: test"))
-    return runner.load(str(toy_file))
+    return load_toy(toy_file)
+
+
+def run_toy(toy_file, *args, **kwargs):
+    """The toy benchmark run as a reader runs a topic's benchmark.py."""
+    return subprocess.run([sys.executable, str(toy_file), *map(str, args)], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT, **kwargs)
 
 
 def cli_env(**more) -> dict:
@@ -84,14 +104,20 @@ def cli_env(**more) -> dict:
     return env | {k: str(v) for k, v in more.items()}
 
 
-def test_load_by_path_registers_the_benchmark(toy):
-    assert toy.name == "toy" and runner.REGISTRY["toy"] is toy
-    assert toy.module.endswith("toy_benchmark.py")
+def test_a_registry_names_only_known_variants():
+    with pytest.raises(ValueError, match="unknown variants"):
+        runner.Benchmark(name="x", variants={"a": runner.Variant("A")},
+                         cases={"c": runner.Case({}, variants=("a", "b"))}, setup=None,
+                         reference=None, check=None, counts=None)
 
 
-def test_load_rejects_unknown_names():
-    with pytest.raises(LookupError, match="no benchmark"):
-        runner.load("no_such_benchmark")
+def test_results_carry_the_registry_labels(toy):
+    ms, _ = runner.run_benchmark(toy, ["small"], ["good"], repeats=10, warmup=0, compile_runs=0)
+    doc = results.document("toy", {}, ms, variants=toy.described())
+    results.validate(doc, current=True)
+    assert doc["variants"]["good"] == {"label": "good", "device": "cpu", "step": "", "group": ""}
+    with pytest.raises(ValueError, match="no label for good"):
+        results.validate({**doc, "variants": {}}, current=True)
 
 
 def test_wrong_variant_is_reported_and_not_timed(toy):
@@ -112,7 +138,7 @@ def test_measurements_carry_stats_counts_and_error(toy):
     assert m["flops"] == 8 and m["work"] == {"items": 4}
     assert m["error"] == {"metric": "abs_error", "value": 0}
     assert "slow: only good" in notes
-    results.validate(results.document("toy", {}, ms), current=True)
+    results.validate(results.document("toy", {}, ms, variants=toy.described()), current=True)
 
 
 def test_gpu_variants_are_skipped_with_a_reason(toy):
@@ -178,7 +204,7 @@ def test_calls_per_sample():
 
 def test_cli_writes_a_valid_results_file_with_compile_times(toy_file, tmp_path):
     out_file = tmp_path / "toy.json"
-    proc = run_snippet(CLI, toy_file, "--variants", "good", "--compile-runs", "2",
+    proc = run_toy(toy_file, "--variants", "good", "--compile-runs", "2",
                        "--output", out_file, env=cli_env())
     assert proc.returncode == 0, proc.stderr
     doc = results.read_results(out_file, current=True)
@@ -196,7 +222,7 @@ def test_cli_writes_a_valid_results_file_with_compile_times(toy_file, tmp_path):
 
 
 def test_cli_marks_a_run_with_few_repeats_as_a_quick_check(toy_file, tmp_path):
-    proc = run_snippet(CLI, toy_file, "--cases", "small", "--variants", "good", "--repeats", "3",
+    proc = run_toy(toy_file, "--cases", "small", "--variants", "good", "--repeats", "3",
                        "--compile-runs", "0", "--output", tmp_path / "q.json", env=cli_env())
     assert proc.returncode == 0, proc.stderr
     assert results.read_results(tmp_path / "q.json")["quick_check"] is True
@@ -204,7 +230,7 @@ def test_cli_marks_a_run_with_few_repeats_as_a_quick_check(toy_file, tmp_path):
 
 @pytest.mark.parametrize("how", ["wrong", "few"])
 def test_cli_exits_1_when_a_variant_fails(toy_file, tmp_path, how):
-    proc = run_snippet(CLI, toy_file, "--cases", "small", "--variants", "good,wrong,ext_host",
+    proc = run_toy(toy_file, "--cases", "small", "--variants", "good,wrong,ext_host",
                        "--compile-runs", "0", "--output", tmp_path / "t.json",
                        env=cli_env(TOY_EXTERNAL=how))
     assert proc.returncode == 1
@@ -214,55 +240,60 @@ def test_cli_exits_1_when_a_variant_fails(toy_file, tmp_path, how):
 
 
 OUT = ["--output", "{tmp}/x.json"]
-BAD_ARGUMENTS = [  # (what follows run.py, a piece of the one-line error it must give)
-    # the benchmark: a registered name or a Python file that registers one
-    (["nothing_here", *OUT], "no benchmark"), (["{tmp}/absent.py", *OUT], "does not exist"),
-    (["{tmp}/notes.txt", *OUT], "is not a Python file"),
-    (["{tmp}/garbage.py", *OUT], "cannot load benchmark"),
-    (["{tmp}/empty.py", *OUT], "registered no benchmark"),
+BAD_ARGUMENTS = [  # (the benchmark's options, a piece of the one-line error they must give)
     # names and numbers
-    (["mandelbrot", "--variants", "cuda_f16", *OUT], "unknown variant"),
-    (["mandelbrot", "--cases", "huge", *OUT], "unknown case"),
-    (["mandelbrot", "--cases", ","], "at least one name"),
-    (["mandelbrot", "--repeats", "0", *OUT], "must be from 1 to"),
-    (["mandelbrot", "--repeats", "1e9"], "not a whole number"),
-    (["mandelbrot", "--repeats", "100001"], "must be from 1 to 100000"),
-    (["mandelbrot", "--min-sample", "nan"], "must be finite"),
-    (["mandelbrot", "--min-sample", "-1"], "above 0"),
-    (["mandelbrot", "--compile-runs", "-1"], "must be from 0 to"),
+    (["--variants", "cuda_f16", *OUT], "unknown variant"),
+    (["--cases", "huge", *OUT], "unknown case"),
+    (["--cases", ","], "at least one name"),
+    (["--repeats", "0", *OUT], "must be from 1 to"),
+    (["--repeats", "1e9"], "not a whole number"),
+    (["--repeats", "100001"], "must be from 1 to 100000"),
+    (["--min-sample", "nan"], "must be finite"),
+    (["--min-sample", "-1"], "above 0"),
+    (["--compile-runs", "-1"], "must be from 0 to"),
     # the output file
-    (["mandelbrot"], "--output is required"), (["mandelbrot", "--output", "{tmp}"], "is a folder"),
-    (["mandelbrot", "--output", "{tmp}/missing/x.json"], "does not exist"),
-    (["mandelbrot", "--output", "/proc/x.json"], "cannot write"),
+    ([], "--output is required"), (["--output", "{tmp}"], "is a folder"),
+    (["--output", "{tmp}/missing/x.json"], "does not exist"),
+    (["--output", "/proc/x.json"], "cannot write"),
 ]
 
 
 @pytest.mark.parametrize(("args", "message"), BAD_ARGUMENTS)
-def test_cli_rejects_bad_arguments(args, message, tmp_path, capsys):
-    (tmp_path / "notes.txt").write_text("not code\n")
-    (tmp_path / "garbage.py").write_bytes(b"\x00\xff\xfe def (((\n")
-    (tmp_path / "empty.py").write_text("x = 1\n")
+def test_cli_rejects_bad_arguments(args, message, toy, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
-        run_cli.main([a.format(tmp=tmp_path) for a in args])
+        run_cli.main(toy, [a.format(tmp=tmp_path) for a in args])
     err = capsys.readouterr().err
     assert exit_.value.code == 2
     assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize(("topic", "message"), [
+    ("nothing_here", "no benchmark 'nothing_here'"), ("../bench", "no benchmark"),
+    ("--cases", "usage: run.py TOPIC")])
+def test_run_py_names_a_topic_or_says_which_exist(topic, message):
+    proc = run_snippet(CLI, topic)
+    assert proc.returncode == 2 and message in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_run_py_runs_the_topic_benchmark_script():
+    proc = run_snippet(CLI, "mandelbrot", "--cases", "nope", "--output", "/tmp/x.json")
+    assert proc.returncode == 2 and "unknown case nope" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("where", ["{tmp}/missing/x.json", "{tmp}", "/proc/x.json"])
 def test_cli_checks_the_output_before_any_work(toy_file, tmp_path, where):
     marker = tmp_path / "loaded"
-    proc = run_snippet(CLI, toy_file, "--output", where.format(tmp=tmp_path),
+    proc = run_toy(toy_file, "--output", where.format(tmp=tmp_path),
                        env=cli_env(TOY_MARKER=marker))
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1
-    assert "Traceback" not in proc.stderr and not marker.exists()  # the benchmark never loaded
+    assert "Traceback" not in proc.stderr and not marker.exists()  # no work was started
 
 
 def test_ctrl_c_keeps_the_earlier_file_and_resume_finishes(toy_file, tmp_path):
     out_file = tmp_path / "prior.json"
     out_file.write_text('{"earlier": "complete results"}\n')
     partial = tmp_path / "prior.partial.json"
-    args = [sys.executable, str(SNIPPETS / CLI), str(toy_file), "--cases", "small,slow",
+    args = [sys.executable, str(toy_file), "--cases", "small,slow",
             "--variants", "good,sleepy", "--compile-runs", "0", "--output", str(out_file)]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=ROOT, env=cli_env(TOY_SLEEP=60))
@@ -298,11 +329,11 @@ def test_ctrl_c_keeps_the_earlier_file_and_resume_finishes(toy_file, tmp_path):
 def test_resume_refuses_a_foreign_or_broken_partial_file(toy_file, tmp_path, capsys):
     out_file = tmp_path / "r.json"
     partial = tmp_path / "r.partial.json"
-    for content, message in [("{", "not JSON"), (json.dumps(results.document("other", {}, [])),
+    for content, message in [("{", "not JSON"), (json.dumps(results.document("other", {}, [], variants={})),
                                                  "not a partial run of toy")]:
         partial.write_text(content)
         with pytest.raises(SystemExit) as exit_:
-            run_cli.main([str(toy_file), "--output", str(out_file), "--resume"])
+            run_cli.main(load_toy(toy_file), ["--output", str(out_file), "--resume"])
         err = capsys.readouterr().err
         assert exit_.value.code == 2 and message in err and err.count("\n") == 1
 

@@ -81,7 +81,8 @@ def main(bench: runner.Benchmark, argv: list[str] | None = None) -> int:
 def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
     p = parser(bench.name)
     args = p.parse_args(argv)
-    script = Path(sys.modules["__main__"].__file__ or "").resolve()  # the benchmark.py run
+    main_file = getattr(sys.modules["__main__"], "__file__", None)
+    script = Path(main_file).resolve() if main_file else None  # the benchmark.py being run
     if not args.probe_compile:  # the output first: no work is done for a file that cannot land
         if not args.output:
             p.error("--output is required")
