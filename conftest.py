@@ -20,6 +20,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent
 SNIPPETS = ROOT / "snippets"
+# Test inputs, not pages: a fixture page with a failing block must not run with the suite (a
+# test runs it on purpose, naming it, which pytest does not ignore).
+collect_ignore = ["tests/fixtures"]
 
 
 def gpu_present() -> bool:
