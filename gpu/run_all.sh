@@ -3,7 +3,9 @@
 #   OUT=/some/dir bash gpu/run_all.sh array_addition mandelbrot ...
 # Each gpu/<topic>.sh gets an empty RESULTS_DIR; everything ends up in $OUT/results.tgz
 # (plus $OUT/summary.txt). Python wheels found in .whl/ (e.g. numpy 2.4 for numba-cuda,
-# keras) are installed to a private folder first and put on PYTHONPATH.
+# keras, and the project's own wheel, which holds the `bench` harness: build it with
+# `.tools/bin/uv build --wheel -o .whl`) are installed to a private folder first and put on
+# PYTHONPATH. OUT, the topics and the wheels are checked before any work.
 # Results files record the git commit of the code. A copied tree without .git cannot tell it,
 # and one whose .git is older than its files names the wrong commit: name it from the checkout
 # that sent the tree, expanded there before the command is sent, e.g.
@@ -12,6 +14,14 @@
 set -u
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT to the folder that should receive results.tgz}"
+if [ ! -d "$OUT" ] || ! touch "$OUT/.probe" 2>/dev/null; then
+    echo "error: OUT=$OUT is not a folder this run can write in; nothing was run" >&2; exit 2
+fi
+rm -f "$OUT/.probe"
+[ $# -gt 0 ] || { echo "error: name at least one topic (gpu/<topic>.sh)" >&2; exit 2; }
+for topic in "$@"; do
+    [ -f "gpu/$topic.sh" ] || { echo "error: no topic $topic (gpu/$topic.sh does not exist); nothing was run" >&2; exit 2; }
+done
 if [ -z "${BENCH_GIT_COMMIT:-}" ] && git rev-parse HEAD >/dev/null 2>&1; then
     BENCH_GIT_COMMIT=$(git rev-parse HEAD)
     BENCH_GIT_DIRTY=$(git status --porcelain -uno | grep -q . && echo 1 || echo 0)
@@ -25,8 +35,10 @@ fi
 # Several-GPU machines here must keep NVLink multicast off.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1 NUMBA_ENABLE_CUDASIM=0
-root=/tmp/gpu_results
-rm -rf "$root" && mkdir -p "$root"
+python3 -c "import bench.runner" 2>/dev/null || {
+    echo "error: the bench harness is not importable: put the project's wheel in .whl/" >&2; exit 2; }
+root=$(mktemp -d /tmp/gpu_results.XXXXXX)
+trap 'rm -rf "$root"' EXIT
 nvidia-smi > "$root/nvidia-smi.txt" 2>&1
 for topic in "$@"; do
     export RESULTS_DIR="$root/$topic"
