@@ -246,3 +246,30 @@ def test_the_frameworks_page_prose_matches_the_committed_cpu_run():
     by = {(m["variant"], m["params"]["size"]): m["median_s"] for m in doc["measurements"]}
     for size in ("small", "medium"):
         assert by["tensorflow_function", size] < by["tensorflow_xla", size]
+
+
+def test_fp32_column_is_vector_fp32_in_every_row():
+    """One definition: vector FP32. AMD's CDNA 3 parts publish a matrix FP32 twice their
+    vector FP32 (163.4 against 81.7); the column must not mix the two."""
+    specs = {r["accelerator"]: r for r in rows("accelerator-specs.csv")}
+    for name in ("AMD Instinct MI300X", "AMD Instinct MI325X"):
+        assert float(specs[name]["fp32_tflops"]) == 81.7, name
+    for name in ("AWS Trainium", "AWS Trainium2", "AWS Trainium3", "AWS Inferentia2", "Intel Gaudi 3"):
+        assert not specs[name]["fp32_tflops"].strip(), name  # engine not stated: in the notes
+    md = renderers.get("accel_specs")(DOCS, path="data/accelerator-specs.csv")
+    assert "FP32 (vector)" in md
+
+
+@pytest.mark.parametrize("name,fp8_over_bf16", [("NVIDIA H100 SXM", 2), ("NVIDIA H200 SXM", 2),
+                                                ("NVIDIA B200", 2), ("NVIDIA L40S", 2), ("NVIDIA L4", 2)])
+def test_nvidia_fp8_is_filled_and_twice_bf16(name, fp8_over_bf16):
+    """Hopper, Ada and Blackwell run FP8 at twice the dense BF16 rate (the text and the AWS
+    table say they have FP8): the column may not show "-" for them."""
+    r = {r["accelerator"]: r for r in rows("accelerator-specs.csv")}[name]
+    assert r["fp8_tflops"].strip(), name
+    assert float(r["fp8_tflops"]) == pytest.approx(fp8_over_bf16 * float(r["bf16_tflops"]), rel=0.02)  # NVIDIA's own L40S figures: 362 BF16, 733 FP8
+
+
+def test_b200_fp4_is_twice_its_fp8():
+    r = {r["accelerator"]: r for r in rows("accelerator-specs.csv")}["NVIDIA B200"]
+    assert float(r["fp4_tflops"]) == 2 * float(r["fp8_tflops"])

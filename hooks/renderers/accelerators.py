@@ -113,7 +113,7 @@ def accel_specs(docs_dir: Path, path: str) -> str:
             + markdown_table(["accelerator", "memory (GB)", "bandwidth (GB/s)",
                               "scale-up link (GB/s per chip)"], mem, align="lrrl")
             + "\n\n#### Dense compute (TFLOPS)\n\n"
-            + markdown_table(["accelerator", "FP32", "BF16", "FP8", "FP4"], comp, align="lrrrr")
+            + markdown_table(["accelerator", "FP32 (vector)", "BF16", "FP8", "FP4"], comp, align="lrrrr")
             + "\n\n#### Power and notes\n\n"
             + markdown_table(["accelerator", "kind", "power (W)", "notes"], notes, align="llrl")
             + "\n\nPer chip, dense peaks (no sparsity). `*` marks a value with no primary source "

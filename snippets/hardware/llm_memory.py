@@ -2,7 +2,7 @@
 memory-bandwidth bound on tokens per second.
 
 Run:  python snippets/hardware/llm_memory.py [--model llama-3.1-70b] [--weights bf16]
-          [--context 8192] [--batch 8] [--gpu-gb 141] [--gpu-tbs 4.8] [--reserve-gb 0]
+          [--context 8192] [--batch 8] [--gpu-mib 143771] [--gpu-tbs 4.8] [--reserve-mib 0]
 
 Weights take parameters x bytes per parameter. The KV cache keeps, for every token of every
 sequence in the batch, one key and one value vector per layer and KV head:
@@ -10,6 +10,10 @@ sequence in the batch, one key and one value vector per layer and KV head:
 for the CUDA context, activations and fragmentation). Decoding reads every weight and the whole
 KV cache once per step, so a step takes at least (weights + KV cache) / bandwidth: split over N
 GPUs (tensor parallel) each reads 1/N of it, in parallel.
+
+Memory is counted in the units the card reports: `nvidia-smi --query-gpu=memory.total` gives MiB
+(2**20 bytes), and sizes are printed in GiB (2**30 bytes). A datasheet's "141 GB" is not
+141e9 bytes of usable memory: an H200 reports 143,771 MiB, 150.8e9 bytes.
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ MODELS = {
     "llama-3.1-70b": {"params": 70.6e9, "layers": 80, "kv_heads": 8, "head_dim": 128},
 }
 BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+MIB, GIB = 2**20, 2**30
+# memory.total of the project's H200 as nvidia-smi reports it (docs/data/machine-h200.json)
+H200_MIB = 143771
 # --8<-- [end:shapes]
 
 
@@ -81,18 +88,19 @@ def decode_bound(weights_b: float, kv_b: float, gpus: int, bandwidth: float) -> 
 # --8<-- [end:formula]
 
 
-def plan(model: str, weights: str, kv: str, context: int, batch: int, gpu_gb: float,
-         gpu_tbs: float, reserve_gb: float) -> dict:
+def plan(model: str, weights: str, kv: str, context: int, batch: int, gpu_mib: float,
+         gpu_tbs: float, reserve_mib: float) -> dict:
     m = MODELS[model]
     w = weight_bytes(m["params"], weights)
     per_token = kv_bytes_per_token(m["layers"], m["kv_heads"], m["head_dim"], kv)
     cache = per_token * context * batch
-    n = gpus_needed(w + cache, gpu_gb * 1e9, reserve_gb * 1e9)
+    usable = (gpu_mib - reserve_mib) * MIB
+    n = gpus_needed(w + cache, gpu_mib * MIB, reserve_mib * MIB)
     steps = decode_bound(w, cache, n, gpu_tbs * 1e12)
     return {"weights": w, "per_token": per_token, "cache": cache, "total": w + cache,
-            "gpus": n, "left": n * (gpu_gb - reserve_gb) * 1e9 - (w + cache),
+            "gpus": n, "left": n * usable - (w + cache),
             "steps_per_s": steps, "tokens_per_s": steps * batch,
-            "weights_alone_fit": w <= (gpu_gb - reserve_gb) * 1e9}
+            "weights_alone_fit": w <= usable}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,28 +113,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="tokens per sequence (prompt + output), 8192")
     parser.add_argument("--batch", type=number(int, 1, 100_000), default=8,
                         help="sequences decoded together, 8")
-    parser.add_argument("--gpu-gb", type=number(float, 1.0, 10_000.0), default=141.0,
-                        help="memory per GPU in GB (default 141: NVIDIA H200 SXM datasheet)")
+    parser.add_argument("--gpu-mib", type=number(float, 1.0, 10_000_000.0), default=H200_MIB,
+                        help="memory per GPU in MiB, as nvidia-smi reports memory.total "
+                             f"(default {H200_MIB}: the project's H200)")
     parser.add_argument("--gpu-tbs", type=number(float, 0.01, 1000.0), default=4.8,
                         help="memory bandwidth per GPU in TB/s (default 4.8: H200 datasheet)")
-    parser.add_argument("--reserve-gb", type=number(float, 0.0, 10_000.0), default=0.0,
-                        help="memory kept free per GPU (CUDA context, activations), 0")
+    parser.add_argument("--reserve-mib", type=number(float, 0.0, 10_000_000.0), default=0.0,
+                        help="memory kept free per GPU in MiB (CUDA context, activations), 0")
     args = parser.parse_args(argv)
-    if args.reserve_gb >= args.gpu_gb:
-        parser.error(f"--reserve-gb {args.reserve_gb} leaves nothing of --gpu-gb {args.gpu_gb}")
+    if args.reserve_mib >= args.gpu_mib:
+        parser.error(f"--reserve-mib {args.reserve_mib:g} leaves nothing of --gpu-mib {args.gpu_mib:g}")
 
-    p = plan(args.model, args.weights, args.kv, args.context, args.batch, args.gpu_gb,
-             args.gpu_tbs, args.reserve_gb)
-    usable = args.gpu_gb - args.reserve_gb
+    p = plan(args.model, args.weights, args.kv, args.context, args.batch, args.gpu_mib,
+             args.gpu_tbs, args.reserve_mib)
+    usable = (args.gpu_mib - args.reserve_mib) * MIB
     print(f"{args.model}, weights in {args.weights}, KV cache in {args.kv}")
-    print(f"weights:                {p['weights'] / 1e9:8.1f} GB")
-    print(f"KV cache per token:     {p['per_token'] / 1e6:8.3f} MB")
-    print(f"KV cache, all tokens:   {p['cache'] / 1e9:8.1f} GB  ({args.batch} x {args.context:,} tokens)")
-    print(f"total:                  {p['total'] / 1e9:8.1f} GB")
+    print(f"weights:                {p['weights'] / GIB:8.1f} GiB")
+    print(f"KV cache per token:     {p['per_token'] / MIB:8.3f} MiB")
+    print(f"KV cache, all tokens:   {p['cache'] / GIB:8.1f} GiB  ({args.batch} x {args.context:,} tokens)")
+    print(f"total:                  {p['total'] / GIB:8.1f} GiB")
     alone = "fit" if p["weights_alone_fit"] else "do not fit"
-    print(f"on {usable:g} GB per GPU: the weights alone {alone} on one GPU; "
+    print(f"on {usable / GIB:.1f} GiB per GPU: the weights alone {alone} on one GPU; "
           f"weights + KV cache need {p['gpus']} GPU{'s' if p['gpus'] > 1 else ''} "
-          f"({p['left'] / 1e9:.1f} GB left over)")
+          f"({p['left'] / GIB:.1f} GiB left over)")
     print(f"decode bound at {args.gpu_tbs:g} TB/s per GPU: {p['steps_per_s']:.1f} steps/s, "
           f"{p['tokens_per_s']:.0f} tokens/s for the batch of {args.batch}")
     return 0
