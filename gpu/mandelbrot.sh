@@ -8,7 +8,7 @@
 #   mandelbrot-summary.txt, mandelbrot-runner.log, mandelbrot-sass.txt, mandelbrot-tests.txt,
 #   mandelbrot-host.txt       -> gpu/logs/<date>/mandelbrot-*.txt
 # The image (docs/assets/images/mandelbrot.png) and the notebook are made by the commands of the
-# page (mandelbrot.py --image; jupyter execute), not here: both take longer than this budget.
+# page (run.py mandelbrot --image; jupyter execute), not here: both take longer than this budget.
 # MANDELBROT_DRY_RUN=1 does the same steps on the CUDA simulator at tiny sizes (no SASS there).
 set -u
 : "${RESULTS_DIR:?set RESULTS_DIR to an empty folder for the outputs}"
@@ -35,9 +35,8 @@ cat "$RESULTS_DIR/mandelbrot-host.txt"
 
 if [ "${MANDELBROT_DRY_RUN:-0}" != 1 ]; then
     step "SASS of the CUDA kernels"
-    timeout 20 $PY snippets/mandelbrot/mandelbrot.py --width 64 --height 64 \
-        --variants cuda_f64,cuda_f64_fast,cuda_f32 \
-        --sass "$RESULTS_DIR/mandelbrot-sass-h200.txt" 2>&1 | tee "$RESULTS_DIR/mandelbrot-sass.txt"
+    timeout 20 $PY snippets/bench/run.py mandelbrot --sass "$RESULTS_DIR/mandelbrot-sass-h200.txt" \
+        2>&1 | tee "$RESULTS_DIR/mandelbrot-sass.txt"
 fi
 
 step "gpu test: the float64 bar, three times in a row"
