@@ -26,8 +26,8 @@ def pages() -> list[Path]:
 
 
 def snippet_files() -> list[Path]:
-    return sorted(p for p in SNIPPETS.rglob("*")
-                  if p.is_file() and not IGNORED_PARTS & set(p.parts))
+    return sorted(p for p in SNIPPETS.rglob("*")  # a package's __init__.py is no sample
+                  if p.is_file() and not IGNORED_PARTS & set(p.parts) and p.name != "__init__.py")
 
 
 def fences(text: str):

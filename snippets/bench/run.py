@@ -161,9 +161,11 @@ def dispatch(argv: list[str]) -> int:
     """`run.py <topic> [options]`: run snippets/<topic>/benchmark.py with those options."""
     if not argv or argv[0].startswith("-"):
         topics = sorted(d.name for d in SNIPPETS.iterdir() if (d / "benchmark.py").is_file())
-        print("usage: run.py TOPIC [options]  (TOPIC: " + ", ".join(topics) + "; "
-              "`run.py TOPIC --help` lists the options)", file=sys.stderr)
-        return 2
+        usage = ("usage: run.py TOPIC [options]  (TOPIC: " + ", ".join(topics) + "; "
+                 "`run.py TOPIC --help` lists the options)")
+        asked = bool(argv) and argv[0] in ("-h", "--help")
+        print(usage, file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 2
     script = SNIPPETS / argv[0] / "benchmark.py"
     if not (argv[0].isidentifier() and script.is_file()):
         print(f"error: no benchmark {argv[0]!r} ({script} does not exist)", file=sys.stderr)
