@@ -22,8 +22,12 @@ from conftest import ROOT
 
 SNIPPETS = ROOT / "snippets"
 HABIT = ("interrupted", "number", "output_file", "write_atomically")
+# Lessons (DESIGN.md, "The snippet contract": a kernel, its launch, a check and a short demo)
+# carry none of the habit; argparse's own errors are enough for them.
+LESSONS = {"matmul/sgemm_numba.py"}
 # The harness (snippets/bench/) is not copied by readers: it shares bench.cli instead.
 CLIS = sorted(p for p in SNIPPETS.rglob("*.py") if "bench" not in p.relative_to(SNIPPETS).parts
+              and str(p.relative_to(SNIPPETS)) not in LESSONS
               and 'if __name__ == "__main__":' in p.read_text())
 
 
@@ -64,8 +68,15 @@ def habit_blocks(path: Path) -> dict[str, str]:
 
 def test_every_command_line_snippet_is_found():
     names = {p.name for p in CLIS}
-    assert {"xla_jax.py", "train.py", "saxpy_numpy.py", "sgemm_numba.py"} <= names, names
+    assert {"xla_jax.py", "train.py", "saxpy_numpy.py", "matmul_triton.py"} <= names, names
     assert len(CLIS) >= 25
+
+
+@pytest.mark.parametrize("lesson", sorted(LESSONS))
+def test_lessons_carry_none_of_the_habit(lesson):
+    path = SNIPPETS / lesson
+    assert 'if __name__ == "__main__":' in path.read_text()
+    assert not habit_blocks(path) and "signal.signal" not in path.read_text()
 
 
 @pytest.mark.parametrize("path", CLIS, ids=lambda p: str(p.relative_to(SNIPPETS)))
