@@ -117,9 +117,15 @@ def local_command(body: str, named: list[str]) -> str:
 
 
 def copy_into(folder: Path, named: list[str]) -> None:
+    """Each file with its companions; a companion in a folder below the file's (an
+    `#include "kernels/x.cuh"`) keeps that relative place, as the include needs it."""
     for rel in named:
+        top = Path(rel).parent
         for f in [rel, *companions(rel)]:
-            shutil.copy2(ROOT / f, folder / Path(f).name)
+            dest = folder / (Path(f).relative_to(top) if Path(f).is_relative_to(top)
+                             else Path(f).name)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / f, dest)
 
 
 def reader_env() -> dict:

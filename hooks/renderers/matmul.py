@@ -34,7 +34,7 @@ TENSOR = {"tensor_core": ("cuda_c/tensor_core", "CUDA C `mma.sync`"),
 LANGS = {"cuda_c": "CUDA C", "numba": "Numba"}
 BASE = {"fp32": "cublas_fp32", "bf16": "cublas_bf16"}
 
-# Tile sizes of the GPU builds (sgemm.cu and sgemm_numba.py; tests/test_matmul.py checks that
+# Tile sizes of the GPU builds (kernels/*.cuh and sgemm_numba.py; tests/test_matmul.py checks that
 # they match): block tile BM x BN and per-thread tile TM x TN (the warp tile: all sub-tiles of
 # a lane together, WMITER * TM x WNITER * TN).
 TILES = {"naive": None, "coalesced": None, "smem": (32, 32, 1, 1),
@@ -275,11 +275,11 @@ SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 USED = re.compile(r"Used (\d+) registers.*?(?:(\d+) bytes smem)?(?:,|$)")
 TEMPLATE = re.compile(r'\{"(?P<name>\w+)",\s*(?:nullptr,\s*)?launch_(?P<kind>warptile|tc|wgmma)'
                       r"<(?P<args>[\d,\s]+)>")
-WGMMA_STAGE_BYTES = (128 + 256) * 64 * 2  # hopper::A_BYTES + B_BYTES in sgemm.cu
+WGMMA_STAGE_BYTES = (128 + 256) * 64 * 2  # hopper::A_BYTES + B_BYTES in kernels/09_wgmma.cuh
 
 
 def template_name(kind: str, args: list[int]) -> str:
-    """The binary's name for a template instance (see the KERNELS table of sgemm.cu)."""
+    """The binary's name for a template instance (see the KERNELS table of kernels.cuh)."""
     if kind == "wgmma":
         stages, group, in_flight = (args + [1, 1][len(args) - 1:])[:3]
         return f"wgmma_s{stages}_g{group}_f{in_flight}"
@@ -330,7 +330,7 @@ def parse_build(text: str) -> dict:
 
 
 def published_names(source: str) -> dict[str, str]:
-    """{published kernel: its template instance name} from the KERNELS table of sgemm.cu."""
+    """{published kernel: its template instance name} from the KERNELS table of kernels.cuh."""
     out = {}
     for m in TEMPLATE.finditer(source):
         args = [int(a) for a in m["args"].replace(" ", "").split(",")]
@@ -357,7 +357,7 @@ def smem_cell(f: dict) -> str:
 
 
 @renderer("matmul_build")
-def matmul_build(docs_dir: Path, build: str, source: str = "snippets/matmul/sgemm.cu") -> str:
+def matmul_build(docs_dir: Path, build: str, source: str = "snippets/matmul/kernels.cuh") -> str:
     facts = build_facts(docs_dir, build, source)
     rows = []
     for kernel in [*KERNELS, "tensor_core", "wgmma"]:
@@ -431,7 +431,7 @@ def best_tuned(ix: dict, key, prefix: str, precision: str) -> tuple[str, tuple[f
 
 @renderer("matmul_tuning")
 def matmul_tuning(docs_dir: Path, path: str, build: str, size: str = "4096",
-                  source: str = "snippets/matmul/sgemm.cu") -> str:
+                  source: str = "snippets/matmul/kernels.cuh") -> str:
     doc, n = load(docs_dir, path), int(size)
     ix, key = index(doc), (n, n, n)
     facts = build_facts(docs_dir, build, source)

@@ -1,0 +1,145 @@
+// Step 7: warp tiles and double buffering, a template over every tile size (the tuning grid).
+#pragma once
+#include "common.cuh"
+#include "06_vectorized.cuh"  // PAD
+
+// --8<-- [start:warptile]
+// Warp tiling plus double buffering. The block's tile is split among warps (WM x WN each), and
+// each warp's tile into WMITER x WNITER sub-tiles in which lane (lr, lc) owns a TM x TN piece:
+// a warp's shared-memory reads are then 8 (A) and 4 (B) contiguous float4s, with no bank
+// conflicts. Two shared-memory buffers let the global loads of tile k+1 be in flight while
+// tile k is multiplied; one barrier per step instead of two.
+template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
+          int THREADS, int MIN_BLOCKS, int GROUP>
+__global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
+sgemm_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
+    constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;   // one sub-tile of a warp
+    constexpr int LANES_N = WSUBN / TN_;                      // lanes along a sub-tile's row
+    static_assert((WSUBM / TM_) * LANES_N == 32, "a sub-tile must hold exactly 32 lanes");
+    static_assert((BM_ / WM) * (BN_ / WN) * 32 == THREADS, "warps must cover the block tile");
+    static_assert(TM_ % 4 == 0 && TN_ % 4 == 0 && BK_ % 4 == 0, "float4 granularity");
+    constexpr int A_LOADS = BM_ * BK_ / 4 / THREADS, B_LOADS = BK_ * BN_ / 4 / THREADS;
+    static_assert(A_LOADS * THREADS * 4 == BM_ * BK_ && B_LOADS * THREADS * 4 == BK_ * BN_,
+                  "every thread loads the same number of float4s");
+
+    __shared__ __align__(16) float As[2][BK_][BM_ + PAD];
+    __shared__ __align__(16) float Bs[2][BK_][BN_];
+    const int t = threadIdx.x, warp = t / 32, lane = t % 32;
+    const int wrow = warp / (BN_ / WN), wcol = warp % (BN_ / WN);
+    const int lr = lane / LANES_N, lc = lane % LANES_N;
+    int tile_row, tile_col;
+    block_tile<GROUP>(tile_row, tile_col);
+    const int row0 = tile_row * BM_, col0 = tile_col * BN_;
+    const bool a_vec = (K % 4 == 0), b_vec = (N % 4 == 0);
+
+    float4 a_stage[A_LOADS], b_stage[B_LOADS];  // the next tiles, on their way to shared memory
+    // A block whose tiles lie wholly inside A and B (all but the edge blocks, when N and K are
+    // multiples of 4) uses plain 16-byte loads: one uniform branch per tile instead of load4's
+    // guards on every float4, whose branches cost more than their instructions (they starve
+    // the warp schedulers of instructions: see "Tuning" on the page).
+    const bool inner = a_vec && b_vec && row0 + BM_ <= M && col0 + BN_ <= N;
+    auto fetch = [&](int k0) {
+        if (inner && k0 + BK_ <= K) {
+#pragma unroll
+            for (int l = 0; l < A_LOADS; ++l) {
+                int i = t + l * THREADS, r = i / (BK_ / 4), c = (i % (BK_ / 4)) * 4;
+                a_stage[l] = *reinterpret_cast<const float4 *>(&A[(size_t)(row0 + r) * K + k0 + c]);
+            }
+#pragma unroll
+            for (int l = 0; l < B_LOADS; ++l) {
+                int i = t + l * THREADS, r = i / (BN_ / 4), c = (i % (BN_ / 4)) * 4;
+                b_stage[l] = *reinterpret_cast<const float4 *>(&B[(size_t)(k0 + r) * N + col0 + c]);
+            }
+            return;
+        }
+#pragma unroll
+        for (int l = 0; l < A_LOADS; ++l) {
+            int i = t + l * THREADS, r = i / (BK_ / 4), c = (i % (BK_ / 4)) * 4;
+            a_stage[l] = load4(A, M, K, row0 + r, k0 + c, a_vec);
+        }
+#pragma unroll
+        for (int l = 0; l < B_LOADS; ++l) {
+            int i = t + l * THREADS, r = i / (BN_ / 4), c = (i % (BN_ / 4)) * 4;
+            b_stage[l] = load4(B, K, N, k0 + r, col0 + c, b_vec);
+        }
+    };
+    auto stash = [&](int buf) {
+#pragma unroll
+        for (int l = 0; l < A_LOADS; ++l) {
+            int i = t + l * THREADS, r = i / (BK_ / 4), c = (i % (BK_ / 4)) * 4;
+            As[buf][c + 0][r] = a_stage[l].x;
+            As[buf][c + 1][r] = a_stage[l].y;
+            As[buf][c + 2][r] = a_stage[l].z;
+            As[buf][c + 3][r] = a_stage[l].w;
+        }
+#pragma unroll
+        for (int l = 0; l < B_LOADS; ++l) {
+            int i = t + l * THREADS, r = i / (BN_ / 4), c = (i % (BN_ / 4)) * 4;
+            *reinterpret_cast<float4 *>(&Bs[buf][r][c]) = b_stage[l];
+        }
+    };
+
+    float acc[WMITER * TM_][WNITER * TN_] = {{0.0f}};
+    float a_reg[WMITER * TM_], b_reg[WNITER * TN_];
+    fetch(0);
+    stash(0);
+    __syncthreads();
+    int buf = 0;
+    for (int k0 = 0; k0 < K; k0 += BK_) {
+        bool more = k0 + BK_ < K;
+        if (more) fetch(k0 + BK_);  // global loads in flight during the arithmetic below
+#pragma unroll
+        for (int kk = 0; kk < BK_; ++kk) {
+#pragma unroll
+            for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+                for (int i = 0; i < TM_; i += 4)
+                    *reinterpret_cast<float4 *>(&a_reg[wm * TM_ + i]) =
+                        *reinterpret_cast<const float4 *>(
+                            &As[buf][kk][wrow * WM + wm * WSUBM + lr * TM_ + i]);
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+                for (int j = 0; j < TN_; j += 4)
+                    *reinterpret_cast<float4 *>(&b_reg[wn * TN_ + j]) =
+                        *reinterpret_cast<const float4 *>(
+                            &Bs[buf][kk][wcol * WN + wn * WSUBN + lc * TN_ + j]);
+#pragma unroll
+            for (int i = 0; i < WMITER * TM_; ++i)
+#pragma unroll
+                for (int j = 0; j < WNITER * TN_; ++j) acc[i][j] += a_reg[i] * b_reg[j];
+        }
+        if (more) stash(buf ^ 1);  // the other buffer: nobody reads it in this step
+        __syncthreads();
+        buf ^= 1;
+    }
+#pragma unroll
+    for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+        for (int i = 0; i < TM_; ++i) {
+            int r = row0 + wrow * WM + wm * WSUBM + lr * TM_ + i;
+            if (r >= M) continue;
+#pragma unroll
+            for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+                for (int j = 0; j < TN_; j += 4) {
+                    int c = col0 + wcol * WN + wn * WSUBN + lc * TN_ + j;
+                    const float *v = &acc[wm * TM_ + i][wn * TN_ + j];
+                    float *dst = &C[(size_t)r * N + c];
+                    if (b_vec && c + 3 < N) {
+                        *reinterpret_cast<float4 *>(dst) = make_float4(v[0], v[1], v[2], v[3]);
+                    } else {
+                        for (int q = 0; q < 4 && c + q < N; ++q) dst[q] = v[q];
+                    }
+                }
+        }
+}
+// --8<-- [end:warptile]
+
+template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
+          int THREADS, int MIN_BLOCKS = 2, int GROUP = 1>
+void launch_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
+    dim3 grid(CEIL_DIV(N, BN_), CEIL_DIV(M, BM_));
+    sgemm_warptile<BM_, BN_, BK_, WM, WN, WMITER, WNITER, TM_, TN_, THREADS, MIN_BLOCKS, GROUP>
+        <<<grid, THREADS>>>(M, N, K, A, B, C);
+}

@@ -1,0 +1,224 @@
+// Step 9: Hopper's tensor-core path, TMA copies and wgmma, warp-specialised (sm_90a).
+#pragma once
+#include <cuda_bf16.h>
+#include <cudaTypedefs.h>  // CUtensorMap and the type of cuTensorMapEncodeTiled (no -lcuda needed)
+
+#include <cstdint>
+
+#include "common.cuh"
+
+// --8<-- [start:wgmma]
+// Hopper's own path. The Tensor Memory Accelerator (TMA) copies whole tiles from global to
+// shared memory, issued by one thread, and wgmma.mma_async multiplies a 64 x 256 tile per
+// warpgroup (4 warps) straight from shared memory, with no fragments in registers. Warp
+// specialisation: warpgroup 0 only issues copies, warpgroups 1 and 2 only multiply; STAGES
+// tiles are in flight, handed between them with mbarriers ("full": the copy has landed;
+// "empty": both multipliers are done with it). Both operands are read along K (B comes as
+// B^T, N x K), in the 128-byte-swizzled layout that TMA writes and wgmma reads. Needs sm_90a.
+namespace hopper {
+constexpr int BM = 128, BN = 256, BK = 64;                  // block tile; BK * 2 B = one 128 B row
+constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2;  // one stage: 16 KiB + 32 KiB
+
+__device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count));
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n .reg .pred p;\n"
+                     " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     " selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(smem_addr(bar)), "r"(parity) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+
+__device__ __forceinline__ void mbar_expect_bytes(uint64_t *bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+                 ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+
+// One box of the tensor map (64 K-values x rows) into shared memory; bar counts its bytes.
+__device__ __forceinline__ void tma_load(void *dst, const CUtensorMap *map, int k, int row,
+                                         uint64_t *bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];\n"
+                 ::"r"(smem_addr(dst)), "l"(map), "r"(k), "r"(row), "r"(smem_addr(bar))
+                 : "memory");
+}
+
+// Shared-memory matrix descriptor: start address, 8-row groups 1024 bytes apart, 128 B swizzle.
+__device__ __forceinline__ uint64_t descriptor(const void *tile) {
+    return (uint64_t)((smem_addr(tile) & 0x3FFFF) >> 4) | (uint64_t)1 << 16 |
+           (uint64_t)(1024 >> 4) << 32 | (uint64_t)1 << 62;
+}
+
+// d (64 x 256, FP32, 128 registers a thread) += A (64 x 16) * B (16 x 256), both from shared.
+__device__ __forceinline__ void wgmma_64x256x16(float (&d)[128], uint64_t a, uint64_t b) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(a), "l"(b), "r"(1));
+}
+
+template <int STAGES, int GROUP, int IN_FLIGHT>
+__global__ void __launch_bounds__(384, 1)
+gemm_bf16_wgmma(int M, int N, int K, const __grid_constant__ CUtensorMap map_a,
+                const __grid_constant__ CUtensorMap map_bt, float *C) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ unsigned char smem_raw[];
+    __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
+    // 128-byte swizzling repeats every 1024 bytes: tiles start on a multiple of that.
+    unsigned char *smem = smem_raw + ((1024 - smem_addr(smem_raw) % 1024) % 1024);
+    auto tile_a = [&](int s) { return smem + s * (A_BYTES + B_BYTES); };
+    auto tile_b = [&](int s) { return smem + s * (A_BYTES + B_BYTES) + A_BYTES; };
+    const int wg = threadIdx.x / 128, ktiles = (K + BK - 1) / BK;
+    int tile_row, tile_col;
+    block_tile<GROUP>(tile_row, tile_col);
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], 2);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {  // producer: few registers needed, give them to the multipliers
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (threadIdx.x == 0) {
+            for (int kt = 0; kt < ktiles; ++kt) {
+                const int s = kt % STAGES;
+                if (kt >= STAGES) mbar_wait(&empty[s], (kt / STAGES + 1) % 2);  // stage is free
+                mbar_expect_bytes(&full[s], A_BYTES + B_BYTES);
+                tma_load(tile_a(s), &map_a, kt * BK, tile_row * BM, &full[s]);
+                tma_load(tile_b(s), &map_bt, kt * BK, tile_col * BN, &full[s]);
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    float d[128] = {};
+    for (int kt = 0; kt < ktiles; ++kt) {  // consumer: rows (wg - 1) * 64 .. + 64 of the tile
+        const int s = kt % STAGES;
+        mbar_wait(&full[s], kt / STAGES % 2);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int j = 0; j < BK / 16; ++j)  // k16 step j starts 32 bytes further along each row
+            wgmma_64x256x16(d, descriptor(tile_a(s) + (wg - 1) * 64 * BK * 2 + 32 * j),
+                            descriptor(tile_b(s) + 32 * j));
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        // Wait until at most IN_FLIGHT groups are still running; the stage of the group that
+        // has finished goes back to the producer.
+        asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(IN_FLIGHT) : "memory");
+        if (kt >= IN_FLIGHT && threadIdx.x % 128 == 0) mbar_arrive(&empty[(kt - IN_FLIGHT) % STAGES]);
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");  // d is final here
+    // Accumulator layout: warp w of the group holds rows 16w + lane/4 (+8), and in each n8
+    // column block j the columns 8j + 2*(lane%4) and +1: d[4j], d[4j+1] then d[4j+2], d[4j+3].
+    const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+    const int row = tile_row * BM + (wg - 1) * 64 + warp * 16 + lane / 4;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int r = row + 8 * h, c = tile_col * BN + 8 * j + 2 * (lane % 4);
+            if (r >= M) continue;
+            float *dst = &C[(size_t)r * N + c];
+            if (N % 2 == 0 && c + 1 < N) {
+                *reinterpret_cast<float2 *>(dst) = make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+            } else {
+                if (c < N) dst[0] = d[4 * j + 2 * h];
+                if (c + 1 < N) dst[1] = d[4 * j + 2 * h + 1];
+            }
+        }
+#else
+    __trap();  // built without sm_90a: the host never launches this (see compiled_for_sm90a)
+#endif
+}
+
+__global__ void compiled_for_sm90a(int *yes) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    *yes = 1;
+#else
+    *yes = 0;
+#endif
+}
+}  // namespace hopper
+// --8<-- [end:wgmma]
+
+// A 2-D tensor map over a rows x K BF16 matrix (row stride ld): boxes of 64 K-values x box_rows,
+// 128-byte swizzled, zeros past the edges. The driver's encoder is fetched through the runtime.
+static CUtensorMap tensor_map(const __nv_bfloat16 *X, int rows, int K, int ld, int box_rows) {
+    static PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+    if (!encode) {
+        cudaDriverEntryPointQueryResult found;
+        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled",
+                                                    reinterpret_cast<void **>(&encode), 12000,
+                                                    cudaEnableDefault, &found));
+        if (found != cudaDriverEntryPointSuccess) {
+            fprintf(stderr, "error: this driver has no cuTensorMapEncodeTiled (TMA)\n");
+            exit(1);
+        }
+    }
+    CUtensorMap map;
+    cuuint64_t dims[2] = {(cuuint64_t)K, (cuuint64_t)rows}, stride[1] = {(cuuint64_t)ld * 2};
+    cuuint32_t box[2] = {hopper::BK, (cuuint32_t)box_rows}, step[2] = {1, 1};
+    if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<__nv_bfloat16 *>(X), dims,
+               stride, box, step, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) {
+        fprintf(stderr, "error: cuTensorMapEncodeTiled rejected a %d x %d matrix\n", rows, K);
+        exit(1);
+    }
+    return map;
+}
+
+template <int STAGES, int GROUP = 1, int IN_FLIGHT = 1>
+void launch_wgmma(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *Bt,
+                  int ldb, float *C) {
+    constexpr int smem = STAGES * (hopper::A_BYTES + hopper::B_BYTES) + 1024;  // + alignment
+    static bool opted_in = false;
+    if (!opted_in) {
+        CUDA_CHECK(cudaFuncSetAttribute(hopper::gemm_bf16_wgmma<STAGES, GROUP, IN_FLIGHT>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        opted_in = true;
+    }
+    // Encoding a map is host work of a few microseconds: done once per matrix, not per call.
+    static const void *last_a = nullptr, *last_b = nullptr;
+    static int last[3] = {};
+    static CUtensorMap map_a, map_bt;
+    if (A != last_a || Bt != last_b || last[0] != M || last[1] != N || last[2] != K) {
+        map_a = tensor_map(A, M, K, lda, hopper::BM);
+        map_bt = tensor_map(Bt, N, K, ldb, hopper::BN);
+        last_a = A, last_b = Bt, last[0] = M, last[1] = N, last[2] = K;
+    }
+    dim3 grid(CEIL_DIV(N, hopper::BN), CEIL_DIV(M, hopper::BM));
+    hopper::gemm_bf16_wgmma<STAGES, GROUP, IN_FLIGHT><<<grid, 384, smem>>>(M, N, K, map_a, map_bt, C);
+}
