@@ -1,31 +1,32 @@
-"""Mandelbrot: every variant against pure Python, the CUDA kernels on the simulator, the CLI,
-the benchmark's work counts, the notebook; and (marked gpu) the kernels at full size."""
+"""Mandelbrot: every variant of the registry against pure Python, the CUDA kernels on the
+simulator, the benchmark's work counts and options, the renderers, the notebook; and (marked gpu)
+the kernels at full size."""
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from bench import runner
 
-from helpers import HAS_GPU, ROOT, run_snippet
+from helpers import ROOT, load_benchmark, run_snippet
 
-SNIPPET = "mandelbrot/mandelbrot.py"
-# Loaded the way run.py loads it: the topic folder goes on sys.path and benchmark.py imports the
-# snippet as plain `mandelbrot`. Numba's on-disk cache (cache=True) records the defining module's
-# name, so importing the same file under a second name would leave cache entries that a script
-# run or the notebook cannot load.
-bm = SimpleNamespace(**runner.load("mandelbrot").check.__globals__)  # benchmark.py's names
+# benchmark.py imports the lesson as plain `mandelbrot`, as a run of the script does. Numba's
+# on-disk cache (cache=True) records the defining module's name, so the tests use that module
+# rather than importing the same file under a second name.
+bm = load_benchmark("mandelbrot")
 mb = bm.mb
-CPU_VARIANTS = ["numpy", "njit", "njit_parallel"]
-GPU_VARIANTS = list(mb.GPU_VARIANTS)
+REGISTRY = bm.BENCHMARK.variants
+CPU_VARIANTS = [k for k, v in REGISTRY.items() if v.device == "cpu" and k != "python"]
+GPU_VARIANTS = [k for k, v in REGISTRY.items() if v.device == "gpu"]
+
+
+def test_the_registry_names_every_variant_of_the_lesson():
+    assert tuple(REGISTRY) == mb.VARIANTS
+    assert GPU_VARIANTS == list(mb.KERNELS) and all(REGISTRY[k].label for k in REGISTRY)
 
 
 def python_counts(width, height, iterations):
@@ -119,128 +120,45 @@ def test_check_flags_a_wrong_result():
     assert not bm.check("njit", ref[:4], ref)["ok"]  # wrong shape
 
 
-BAD_ARGUMENTS = {
-    "zero": ["--width", "0"], "negative": ["--height", "-3"], "wrong type": ["--iterations", "x"],
-    "float": ["--width", "1e8"], "huge": ["--iterations", "1e20"], "nan": ["--width", "nan"],
-    "inf": ["--height", "inf"], "too many iterations": ["--iterations", "100000000000"],
-    "too many pixels": ["--width", "32768", "--height", "32768"],
-    "unknown variant": ["--variants", "cuda_f16"], "no variant": ["--variants", ","],
-    "image extension": ["--image", "build/m.jpg"], "image folder": ["--image", "docs"],
-    "image missing folder": ["--image", "no/such/folder/m.png"],
-    "image unwritable folder": ["--image", "/proc/m.png"],
-    "sass extension": ["--sass", "build/s.sass"],
-}
+def test_image_option_writes_the_picture_and_runs_no_benchmark(tmp_path, monkeypatch, capsys):
+    from bench.runner import Case
+
+    monkeypatch.setitem(bm.CASES, "deep", Case({"width": 24, "height": 16, "iterations": 30}))
+    png = tmp_path / "m.png"
+    assert bm.main(["--image", str(png)]) == 0
+    assert capsys.readouterr().out == f"image written to {png}\n"
+    import matplotlib.pyplot as plt
+
+    rgba = plt.imread(png)
+    assert rgba.shape == (16, 24, 4)
+    assert (rgba[8, 14, :3] == 0).all()  # a point of the set (x = -0.17, y = 0.07) is black
+    assert rgba[0, 0, :3].any()  # the corner (-2, -1) escapes at once: coloured
 
 
-@pytest.mark.parametrize("args", list(BAD_ARGUMENTS.values()), ids=list(BAD_ARGUMENTS))
-def test_cli_rejects_bad_arguments_in_one_line(args, capsys):
+BAD_OPTIONS = {"image extension": ["--image", "build/m.jpg"], "image folder": ["--image", "docs"],
+               "image missing folder": ["--image", "no/such/folder/m.png"],
+               "image unwritable folder": ["--image", "/proc/m.png"],
+               "sass extension": ["--sass", "build/s.sass"],
+               "sass on the simulator": ["--sass", "build/s.txt"]}
+
+
+@pytest.mark.parametrize("args", list(BAD_OPTIONS.values()), ids=list(BAD_OPTIONS))
+def test_bad_options_are_one_line_before_any_work(args, monkeypatch, capsys):
+    monkeypatch.setattr(bm, "reference", lambda p: pytest.fail("computed before checking"))
+    monkeypatch.setattr(bm.run, "main", lambda *a: pytest.fail("ran the benchmark"))
+    monkeypatch.setattr(mb.config, "ENABLE_CUDASIM", 1)  # --sass: refused on the simulator
     with pytest.raises(SystemExit) as exit_:
-        mb.main(args)
+        bm.main(args)
     err = capsys.readouterr().err
-    assert exit_.value.code == 2
-    assert err.startswith("error: ") and err.count("\n") == 1
+    assert exit_.value.code == 2 and err.startswith("error: ") and err.count("\n") == 1
 
 
-def test_cli_error_as_a_reader_sees_it():
-    out = run_snippet(SNIPPET, "--width", "-1")
-    assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert out.stderr == "error: argument --width: must be from 1 to 32768, got -1\n"
-
-
-def test_snippet_runs_alone_in_an_empty_folder(tmp_path):
-    """A reader copies mandelbrot.py alone and runs it (CUDA variants on the simulator)."""
-    import shutil
-
-    shutil.copy(ROOT / "snippets" / SNIPPET, tmp_path)
-    out = subprocess.run([sys.executable, "mandelbrot.py", "--width", "9", "--height", "7",
-                          "--variants", "njit,cuda_f64,cuda_f64_fast", "--image", "m.png"],
-                         capture_output=True, text=True, cwd=tmp_path, timeout=300,
-                         env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": ""})
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.count("matches the reference") == 3 and (tmp_path / "m.png").is_file()
-
-
-def test_cli_help_exits_0():
-    out = run_snippet(SNIPPET, "--help")
-    assert out.returncode == 0 and "--iterations" in out.stdout
-
-
-def test_bad_image_path_is_refused_before_any_work(monkeypatch):
-    monkeypatch.setattr(mb, "compute", lambda *a: pytest.fail("computed before checking"))
-    with pytest.raises(SystemExit):
-        mb.main(["--image", "/proc/m.png"])
-
-
-@pytest.mark.parametrize("moment", ["importing", "computing"])
-def test_ctrl_c_prints_one_line_and_keeps_the_earlier_image(tmp_path, moment):
-    png = tmp_path / "m.png"
-    png.write_bytes(b"earlier image")
-    proc = subprocess.Popen([sys.executable, str(ROOT / "snippets" / SNIPPET), "--width", "400",
-                             "--height", "300", "--iterations", "1000", "--variants", "python",
-                             "--image", str(png)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
-        if moment == "computing":  # the reference is done; pure Python runs for minutes
-            assert "pixel-iterations" in proc.stdout.readline()
-        else:  # NumPy, imported after the handler, is loaded: Numba's import is still to come
-            maps = f"/proc/{proc.pid}/maps"
-            deadline = time.monotonic() + 60
-            while "_multiarray_umath" not in open(maps).read() and time.monotonic() < deadline:
-                time.sleep(0.005)
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-    assert (proc.returncode, err) == (130, "interrupted\n")
-    assert png.read_bytes() == b"earlier image"
-
-
-def test_failed_write_keeps_the_earlier_image(tmp_path, monkeypatch):
-    png = tmp_path / "m.png"
-    png.write_bytes(b"earlier image")
-
-    def disk_full(path, data):
-        open(path, "wb").write(data[:4])
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(mb.Path, "write_bytes", disk_full)
-    with pytest.raises(OSError):
-        mb.write_atomically(png, b"a new image")
-    monkeypatch.undo()
-    assert png.read_bytes() == b"earlier image"
-
-
-def test_cli_writes_the_image(tmp_path):
-    png = tmp_path / "m.png"
-    out = run_snippet(SNIPPET, "--width", "30", "--height", "20", "--variants", "njit",
-                      "--image", png)
-    assert out.returncode == 0, out.stderr
-    assert "njit: matches the reference" in out.stdout
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-
-
-def test_cli_reports_a_mismatch(monkeypatch, capsys):
-    real = mb.compute
-
-    def broken(variant, *args):
-        counts = real(variant, *args)
-        if variant == "numpy":
-            counts[0, 0] += 1
-        return counts
-
-    monkeypatch.setattr(mb, "compute", broken)
-    assert mb.main(["--width", "10", "--height", "10", "--variants", "numpy"]) == 1
-    assert "MISMATCH" in capsys.readouterr().out
-
-
-def test_cli_says_when_there_is_no_gpu():
-    if HAS_GPU:
-        pytest.skip("this machine has a GPU")
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    out = run_snippet(SNIPPET, "--width", "8", "--height", "8", "--variants", "cuda_f64", env=env)
-    assert out.returncode == 1
-    assert out.stderr.startswith("error: no CUDA GPU found")
+def test_options_as_a_reader_sees_them():
+    out = run_snippet("mandelbrot/benchmark.py", "--image", "m.jpg")
+    assert (out.returncode, out.stderr) == (2, "error: argument --image: m.jpg: the file name "
+                                               "must end in .png\n")
+    out = run_snippet("bench/run.py", "mandelbrot", "--help")
+    assert out.returncode == 0 and "--image PNG" in out.stdout and "--output" in out.stdout
 
 
 def execute_notebook(output, **env):
@@ -382,7 +300,8 @@ def synthetic_results(tmp_path, kernel_s, spread=1.05):
               "gpus": [{"name": "NVIDIA H200", "memory_mib": 143771, "driver": "580",
                         "compute_capability": "9.0"}]}
     (tmp_path / "data").mkdir(exist_ok=True)
-    results.write_results(tmp_path / "data" / "r.json", "mandelbrot", system, ms)
+    results.write_results(tmp_path / "data" / "r.json", "mandelbrot", system, ms,
+                          variants=bm.BENCHMARK.described())  # the labels, as run.py writes them
     (tmp_path / "data" / "specs.json").write_text(
         (ROOT / "docs" / "data" / "mandelbrot-gpu-specs.json").read_text())
     (tmp_path / "data" / "sass.txt").write_text(SASS)
@@ -396,29 +315,40 @@ def mandelbrot_renderers():
     return renderers
 
 
-@pytest.mark.parametrize(("kernel_s", "verdict"), [(0.005, "met"), (0.05, "**not met**")])
-def test_bars_renderer_checks_the_throughput_bar(tmp_path, mandelbrot_renderers, kernel_s,
-                                                 verdict):
+@pytest.mark.parametrize(("kernel_s", "of_bar"), [(0.005, "133%"), (0.01, "67%")])
+def test_ceiling_table_and_bar(tmp_path, mandelbrot_renderers, kernel_s, of_bar):
     docs = synthetic_results(tmp_path, kernel_s)
     text = mandelbrot_renderers.get("mandelbrot_fp64_ceiling")(
         docs, path="data/r.json", specs="data/specs.json", sass="data/sass.txt")
-    assert f"against a bar of 1.5e12: {verdict}." in text
     # plain kernel: 9 FP64 instructions, ceiling 34e12 / 2 / 9; measured 1e10 / 0.01 s
-    assert "| Numba CUDA float64 | 9 FP64 | 3 | 1.89e12 | 1e12 | 53% | 50.0% |" in text
-    assert "| Numba CUDA float64, tuned | 6 FP64 | 2.5 | 2.83e12 |" in text
-    assert "one trip through its main loop runs 2 iterations, with 4 DADD + 2 DFMA + 6 DMUL FP64" in text
-    spread = mandelbrot_renderers.get("mandelbrot_spread")(docs, path="data/r.json")
-    assert "below 1.2 for all 3 GPU timings; the widest is 1.050" in spread
+    assert ("| Numba CUDA float64 | 1 | 5 DADD + 3 DMUL + 1 DSETP | 9 FP64 | 3 | 1.89e12 | 1e12 "
+            "| 53% | 50.0% |") in text
+    assert "| Numba CUDA float64, tuned | 2 | 4 DADD + 2 DFMA + 6 DMUL | 6 FP64 | 2.5 | 2.83e12 |" in text
+    value = mandelbrot_renderers.get_value
+    assert value("mandelbrot.of_bar")(docs, path="data/r.json") == of_bar
+    assert value("mandelbrot.bar")(docs) == "1.5e12"
+    spec = value("mandelbrot.spec")
+    assert spec(docs, path="data/r.json", specs="data/specs.json", field="fp64_tflops") == "34"
 
 
-def test_renderers_fall_back_and_flag_wide_spread(tmp_path, mandelbrot_renderers):
+def test_values_and_tables_read_labels_from_the_file(tmp_path, mandelbrot_renderers):
     docs = synthetic_results(tmp_path, 0.005, spread=1.5)
-    get, path = mandelbrot_renderers.get, "data/missing.json|data/r.json"
-    headline = get("mandelbrot_headline")(docs, path=path)
-    assert "No GPU results yet" in headline and "400 times as fast as" in headline
-    assert ", on an NVIDIA H200, runs" in headline and "on 16 vCPUs of a test CPU" in headline
+    get, value, path = mandelbrot_renderers.get, mandelbrot_renderers.get_value, "data/r.json"
     table = get("mandelbrot_table")(docs, path=path, case="large")
     assert table.count("\n| Numba") == 4 and "| 400 |" in table and "tuned, end to end" in table
-    assert "in 3 of 3 GPU timings" in get("mandelbrot_spread")(docs, path=path)
+    summary = get("mandelbrot_summary")(docs, path=path, variant="cuda_f64_fast")
+    assert "| `large` | 6144 x 4096 pixels, 1000 iterations | Numba @njit(parallel=True): 2 s | " \
+           "5 ms | 400 | 50 ms | 40 | 2e12 |" in summary
+    assert value("mandelbrot.speedup")(docs, path=path, case="large", variant="cuda_f64") == "200"
+    assert value("mandelbrot.speedup")(docs, path=path, case="large", variant="cuda_f64_fast",
+                                       phase="end_to_end", over="cuda_f64") == "0.2"
+    assert value("mandelbrot.best_cpu")(docs, path=path, case="large") == "Numba @njit(parallel=True)"
+    assert value("mandelbrot.host")(docs, path=path, field="cpu") == "test CPU"
+    assert value("mandelbrot.host")(docs, path=path, field="gpu") == "NVIDIA H200"
+    assert value("mandelbrot.spread_count")(docs, path=path, above="1.2") == "3 of 3"
+    assert value("mandelbrot.spread_count")(docs, path=path, above="1.6") == "0 of 3"
+    assert value("mandelbrot.widest_spread")(docs, path=path).startswith("1.50 (large, Numba CUDA")
+    with pytest.raises(ValueError, match="no cuda_f32 kernel"):
+        value("mandelbrot.time")(docs, path=path, case="large", variant="cuda_f32")
     with pytest.raises(FileNotFoundError):
         get("mandelbrot_table")(docs, path="data/missing.json", case="large")

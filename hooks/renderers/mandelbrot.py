@@ -1,9 +1,5 @@
-"""Mandelbrot page: tables, charts and checks rendered from a results file written by bench/run.py.
-
-Every renderer takes `path=`; several files may be given as "a.json|b.json": the first that
-exists is used, and a later one is announced as a stand-in (for example the CPU-only run before
-the GPU run is committed).
-"""
+"""Mandelbrot page: tables and charts from a results file written by bench/run.py, and the
+figures its sentences name (`{{ mandelbrot.NAME path=... }}`). Labels come from the file."""
 
 from __future__ import annotations
 
@@ -12,28 +8,14 @@ from collections import Counter
 from html import escape
 from pathlib import Path
 
-from . import load_json, markdown_table, renderer, svg_figure
-from .run_details import describe_run, load_results
+from . import load_json, markdown_table, renderer, svg_figure, value
+from .run_details import label, load
 
 BAR_PIXEL_ITERATIONS = 1.5e12  # the bar for the tuned float64 kernel on the large case (issue 15)
 BAR_VARIANT = "cuda_f64_fast"
-BAR_SPREAD = 1.2
-LABELS = {"python": "pure Python", "numpy": "NumPy (vectorised)", "njit": "Numba @njit (1 core)",
-          "njit_parallel": "Numba @njit(parallel=True)", "cuda_f64": "Numba CUDA float64",
-          "cuda_f64_fast": "Numba CUDA float64, tuned", "cuda_f32": "Numba CUDA float32"}
 GPU_COLOUR, CPU_COLOUR = "#3f51b5", "#9e9e9e"
 PHASES = {"kernel": "kernel", "end_to_end": "end to end", "compile_first": "first call, empty cache",
           "compile_cached": "first call, warm cache", "context_init": "CUDA context start-up"}
-
-
-def pick(docs_dir: Path, path: str) -> tuple[str, dict, str]:
-    """(chosen path, results document, stand-in notice or ""): "a.json|b.json" reads b.json,
-    with a warning box, while a.json is not committed yet (run_details.load_results)."""
-    options = [p.strip() for p in path.split("|") if p.strip()]
-    if not 1 <= len(options) <= 2:
-        raise ValueError(f"path={path!r}: give one results file, or two as 'file|fallback'")
-    doc, used, notice = load_results(docs_dir, options[0], options[1] if options[1:] else None)
-    return used, doc, notice
 
 
 def fmt_time(seconds: float) -> str:
@@ -47,8 +29,8 @@ def fmt_rate(per_s: float) -> str:
     return f"{per_s:.3g}".replace("e+", "e")
 
 
-def label(m: dict) -> str:
-    return LABELS.get(m["variant"], m["variant"])
+def fmt_ratio(ratio: float) -> str:
+    return f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"
 
 
 def case_rows(doc: dict, case: str) -> list[dict]:
@@ -56,6 +38,13 @@ def case_rows(doc: dict, case: str) -> list[dict]:
     if not rows:
         raise ValueError(f"case {case!r} is not in the results file")
     return rows
+
+
+def find(doc: dict, case: str, variant: str, phase: str = "kernel") -> dict:
+    for m in case_rows(doc, case):
+        if (m["variant"], m["phase"]) == (variant, phase):
+            return m
+    raise ValueError(f"no {variant} {phase} measurement in case {case!r}")
 
 
 def best_cpu(rows: list[dict]) -> dict | None:
@@ -68,177 +57,97 @@ def throughput(m: dict) -> float | None:
     return work / m["median_s"] if work and m["median_s"] > 0 else None
 
 
-def relative(ratio: float) -> str:
-    """"3.2 times as fast as" or "41 times slower than": a ratio of medians in words."""
-    if ratio >= 1:
-        return f"{fmt_ratio(ratio)} times as fast as"
-    return f"{fmt_ratio(1 / ratio)} times slower than"
-
-
-def fmt_ratio(ratio: float) -> str:
-    return f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"
-
-
 def size_text(params: dict) -> str:
     return f"{params['width']} x {params['height']} pixels, {params['iterations']} iterations"
 
 
+def row_name(doc: dict, m: dict) -> str:
+    return f"{label(doc, m['variant'])}, {PHASES[m['phase']]}" if m["device"] == "gpu" \
+        else label(doc, m["variant"])
+
+
 @renderer("mandelbrot_table")
 def table(docs_dir: Path, path: str, case: str) -> str:
-    _, doc, _ = pick(docs_dir, path)
+    doc = load(docs_dir, path)
     rows = case_rows(doc, case)
     best = best_cpu(rows)
     out = []
     for m in sorted(rows, key=lambda m: (m["device"], m["phase"] != "kernel", -m["median_s"])):
-        rate = throughput(m)
-        speed = fmt_ratio(best["median_s"] / m["median_s"]) if best else "n/a"
-        err = m.get("error") or {}
-        what = f"{label(m)}, {PHASES[m['phase']]}" if m["device"] == "gpu" else label(m)
-        out.append([what, fmt_time(m["median_s"]), f"{m['spread']:.2f}",
-                    fmt_rate(rate) if rate else "", speed,
+        rate, err = throughput(m), m.get("error") or {}
+        out.append([row_name(doc, m), fmt_time(m["median_s"]), f"{m['spread']:.2f}",
+                    fmt_rate(rate) if rate else "",
+                    fmt_ratio(best["median_s"] / m["median_s"]) if best else "",
                     f"{err.get('value', 0):.2%}" if err else ""])
     header = ["Variant", "Median time", "Spread", "Pixel-iterations per second",
               "Speed-up over best CPU", "Pixels differing"]
-    caption = (f"\n\n*{size_text(rows[0]['params'])}; each time is the median of "
-               f"{min(m['repeats'] for m in rows)} or more timed samples; spread is the slowest "
-               "sample over the fastest. Speed-up is against "
-               f"{label(best) if best else 'no CPU variant'}, the fastest CPU variant measured.*\n")
-    return "\n" + markdown_table(header, out, "lrrrrr") + caption
+    return "\n" + markdown_table(header, out, "lrrrrr") + "\n"
+
+
+@renderer("mandelbrot_summary")
+def summary(docs_dir: Path, path: str, variant: str) -> str:
+    """Per case: one GPU variant, kernel only and end to end, against the fastest CPU variant."""
+    doc = load(docs_dir, path)
+    out = []
+    for case in dict.fromkeys(m["case"] for m in doc["measurements"] if m["case"] != "compile"):
+        best = best_cpu(case_rows(doc, case))
+        k, e = find(doc, case, variant), find(doc, case, variant, "end_to_end")
+        out.append([f"`{case}`", size_text(k["params"]),
+                    f"{label(doc, best['variant'])}: {fmt_time(best['median_s'])}",
+                    fmt_time(k["median_s"]), fmt_ratio(best["median_s"] / k["median_s"]),
+                    fmt_time(e["median_s"]), fmt_ratio(best["median_s"] / e["median_s"]),
+                    fmt_rate(throughput(k))])
+    header = ["Case", "Size", "Fastest CPU variant", "GPU kernel", "Speed-up", "GPU end to end",
+              "Speed-up", "GPU pixel-iterations per second"]
+    return "\n" + markdown_table(header, out, "lllrrrrr") + "\n"
 
 
 @renderer("mandelbrot_chart")
-def chart(docs_dir: Path, path: str, case: str) -> str:
+def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
+    """Time per run and speed-up over the best CPU variant; `alt` (the page's words) is followed
+    by each bar's time."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    _, doc, _ = pick(docs_dir, path)
+    doc = load(docs_dir, path)
     rows = sorted((m for m in case_rows(doc, case) if m["phase"] in ("kernel", "end_to_end")),
                   key=lambda m: -m["median_s"])
     best = best_cpu(rows)
-    names = [f"{label(m)}{' (end to end)' if m['phase'] == 'end_to_end' else ''}" for m in rows]
+    names = [label(doc, m["variant"]) + (" (end to end)" if m["phase"] == "end_to_end" else "")
+             for m in rows]
     colours = [GPU_COLOUR if m["device"] == "gpu" else CPU_COLOUR for m in rows]
     panels = 2 if best else 1
     fig, axes = plt.subplots(panels, 1, figsize=(8, panels * (0.42 * len(rows) + 1.3) + 0.9),
                              squeeze=False)
-    left = axes[0][0]
-    medians = [m["median_s"] for m in rows]
     errors = [[m["median_s"] - m["min_s"] for m in rows], [m["max_s"] - m["median_s"] for m in rows]]
-    left.barh(names, medians, xerr=errors, color=colours, zorder=2)
-    left.set_xscale("log")
-    left.set_xlabel("time per run, seconds (log scale; whiskers: min and max)")
+    axes[0][0].barh(names, [m["median_s"] for m in rows], xerr=errors, color=colours, zorder=2)
+    axes[0][0].set_xlabel("time per run, seconds (log scale; whiskers: min and max)")
     if best:
-        right = axes[1][0]
-        speed = [best["median_s"] / m["median_s"] for m in rows]
-        right.barh(names, speed, color=colours, zorder=2)
-        right.set_xscale("log")
-        right.axvline(1.0, color="#000000", linewidth=0.8, zorder=3)
-        right.set_xlabel(f"speed-up over {label(best)} (log scale)")
+        axes[1][0].barh(names, [best["median_s"] / m["median_s"] for m in rows], color=colours,
+                        zorder=2)
+        axes[1][0].axvline(1.0, color="#000000", linewidth=0.8, zorder=3)
+        axes[1][0].set_xlabel(f"speed-up over {label(doc, best['variant'])} (log scale)")
     for ax in (row[0] for row in axes):
+        ax.set_xscale("log")
         ax.set_axisbelow(True)
         ax.grid(axis="x", which="major", zorder=0)
     fig.legend(handles=[Patch(color=GPU_COLOUR, label="GPU"), Patch(color=CPU_COLOUR, label="CPU")],
                loc="upper right", ncols=2, frameon=False)
     fig.suptitle(size_text(rows[0]["params"]), x=0.02, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    alt = (f"Bar charts for {size_text(rows[0]['params'])}: time per variant on a log scale, and "
-           "speed-up over the fastest CPU variant; GPU bars are blue, CPU bars grey. "
-           + "; ".join(f"{n}: {fmt_time(m['median_s'])}" for n, m in zip(names, rows)))
-    return svg_figure(fig, alt=alt)
+    times = "; ".join(f"{n}: {fmt_time(m['median_s'])}" for n, m in zip(names, rows))
+    return svg_figure(fig, alt=f"{alt} {size_text(rows[0]['params'])}: {times}")
 
 
 @renderer("mandelbrot_compile")
 def compile_table(docs_dir: Path, path: str) -> str:
-    _, doc, _ = pick(docs_dir, path)
-    rows = [m for m in doc["measurements"] if m["case"] == "compile"]
-    if not rows:
-        return "\n*This results file has no compile-time measurements.*\n"
+    doc = load(docs_dir, path)
+    rows = case_rows(doc, "compile")
     order = list(PHASES)
-    out = [[label(m) if m["variant"] != "cuda" else "CUDA driver and context",
-            PHASES[m["phase"]], fmt_time(m["median_s"]),
+    out = [[label(doc, m["variant"]), PHASES[m["phase"]], fmt_time(m["median_s"]),
             f"{fmt_time(m['min_s'])} – {fmt_time(m['max_s'])}", m["repeats"]]
            for m in sorted(rows, key=lambda m: (m["variant"], order.index(m["phase"])))]
-    params = rows[0].get("params") or {}
-    caption = (f"\n\n*Each figure: a new Python process makes its first call "
-               f"({size_text(params) if params else 'a tiny case'}); median over that many "
-               "processes.*\n")
     return "\n" + markdown_table(["Variant", "Call", "Median", "Min – max", "Processes"],
-                                  out, "llrrr") + caption
-
-
-def cpu_model(doc: dict) -> str:
-    name = doc["system"].get("host", {}).get("cpu") or "unnamed CPU"
-    name = re.sub(r"\((R|TM)\)", "", name).strip()
-    return f"{'an' if name[:1].upper() in 'AEIOU' else 'a'} {name}"
-
-
-def cpu_text(doc: dict) -> str:
-    """The CPU the CPU figures ran on, as the results file names it."""
-    return f"{doc['system'].get('host', {}).get('cores', '?')} vCPUs of {cpu_model(doc)}"
-
-
-def gpu_text(doc: dict) -> str:
-    gpus = doc["system"].get("gpus") or []
-    return f"an {gpus[0]['name']}" if gpus else "no GPU"
-
-
-def best_f64_gpu(rows: list[dict]) -> dict[str, dict]:
-    """The phases of the fastest float64 GPU kernel of a case."""
-    kernels = [m for m in rows if m["variant"].startswith("cuda_f64") and m["phase"] == "kernel"]
-    if not kernels:
-        return {}
-    variant = min(kernels, key=lambda m: m["median_s"])["variant"]
-    return {m["phase"]: m for m in rows if m["variant"] == variant}
-
-
-@renderer("mandelbrot_headline")
-def headline(docs_dir: Path, path: str) -> str:
-    """One line per case: the fastest float64 GPU kernel against the best CPU variant, naming
-    both machines."""
-    _, doc, notice = pick(docs_dir, path)
-    cpu, gpu_name = cpu_text(doc), gpu_text(doc)
-    lines = []
-    for case in dict.fromkeys(m["case"] for m in doc["measurements"] if m["case"] != "compile"):
-        rows = case_rows(doc, case)
-        best = best_cpu(rows)
-        gpu = best_f64_gpu(rows)
-        if not best:
-            continue
-        if not gpu:
-            lines.append(f"- **{case}** ({size_text(best['params'])}): best CPU variant "
-                         f"{label(best)} on {cpu}, {fmt_time(best['median_s'])}; "
-                         "no GPU figure in this file.")
-            continue
-        k, e = gpu.get("kernel"), gpu.get("end_to_end")
-        lines.append(f"- **{case}** ({size_text(best['params'])}): {label(k)}, on {gpu_name}, runs "
-                     f"{relative(best['median_s'] / k['median_s'])} {label(best)} "
-                     f"on {cpu} ({fmt_time(k['median_s'])} against "
-                     f"{fmt_time(best['median_s'])}); with allocation and copies, "
-                     f"{relative(best['median_s'] / e['median_s'])} it "
-                     f"({fmt_time(e['median_s'])}). Throughput: "
-                     f"{fmt_rate(throughput(k))} pixel-iterations per second.")
-    if any("simulator" in m.get("clock", "") for m in doc["measurements"]):
-        lines.append("- The GPU variants of this file ran on Numba's CUDA simulator: their "
-                     "times measure Python on the CPU and say nothing about a GPU.")
-    return notice + "\n" + "\n".join(lines) + "\n"
-
-
-@renderer("mandelbrot_compiled_gain")
-def compiled_gain(docs_dir: Path, path: str, case: str) -> str:
-    """How much faster compiled code is than pure Python on one core, from the file."""
-    _, doc, _ = pick(docs_dir, path)
-    rows = {m["variant"]: m for m in case_rows(doc, case) if m["phase"] == "kernel"}
-    if "python" not in rows or "njit" not in rows:
-        return "\n*This results file lacks the pure Python or the @njit figure of this case.*\n"
-    python, njit = rows["python"], rows["njit"]
-    text = (f"Compiled by `@njit`, the loop runs {fmt_ratio(python['median_s'] / njit['median_s'])} "
-            f"times as fast as pure Python on the same single core ({fmt_time(njit['median_s'])} "
-            f"against {fmt_time(python['median_s'])}, {size_text(python['params'])}, "
-            f"on one vCPU of {cpu_model(doc)[2:].lstrip()})")
-    if "njit_parallel" in rows:
-        par = rows["njit_parallel"]
-        text += (f"; `parallel=True` on all cores makes that "
-                 f"{fmt_ratio(python['median_s'] / par['median_s'])} times")
-    return "\n" + text + ".\n"
+                                  out, "llrrr") + "\n"
 
 
 # --- Floating-point instructions per iteration, counted in the kernels' SASS (GPU machine code) -
@@ -251,7 +160,7 @@ LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 
 
 def sass_loops(text: str) -> dict[str, dict]:
-    """For each kernel of a SASS dump written by `mandelbrot.py --sass` (sections headed
+    """For each kernel of a SASS dump written by `benchmark.py --sass` (sections headed
     "===== VARIANT FUNCTION"), its main loop: of the backward branches' bodies, the one with the
     most products (DMUL in float64, FMUL in float32). Float instructions per iteration = float
     instructions of that precision in the body / iterations per trip, where iterations per trip =
@@ -297,91 +206,39 @@ def sass_loops(text: str) -> dict[str, dict]:
     return kernels
 
 
-def spec_row(specs: dict, gpu_name: str) -> dict | None:
-    return next((row for row in specs["rows"] if row.get("match") and row["match"] in gpu_name),
-                None)
+def spec_row(docs_dir: Path, specs: str, doc: dict) -> dict | None:
+    gpus = doc["system"].get("gpus") or []
+    return next((row for row in load_json(docs_dir, specs)["rows"]
+                 if gpus and row.get("match") and row["match"] in gpus[0]["name"]), None)
 
 
 @renderer("mandelbrot_fp64_ceiling")
 def fp64_ceiling(docs_dir: Path, path: str, specs: str, sass: str) -> str:
-    """Each float64 kernel of the large case against its FP64 ceiling (the datasheet's FP64 rate
-    over the FP64 instructions per iteration counted in its SASS), and the bar for the tuned
-    kernel."""
-    _, doc, _ = pick(docs_dir, path)
-    row = None
-    gpus = doc["system"].get("gpus") or []
-    if gpus:
-        row = spec_row(load_json(docs_dir, specs), gpus[0]["name"])
+    """Each kernel of the large case against its ceiling: the datasheet's rate of its precision
+    over the float instructions per iteration counted in its SASS."""
+    doc = load(docs_dir, path)
+    row = spec_row(docs_dir, specs, doc)
     loops = sass_loops((docs_dir / sass).read_text())
-    ms = doc["measurements"]
-    out, items = [], []
-    for m in ms:
-        if m["case"] != "large" or m["phase"] != "kernel" or m["variant"] not in loops:
+    out = []
+    for m in case_rows(doc, "large"):
+        if m["phase"] != "kernel" or m["variant"] not in loops:
             continue
-        loop, rate = loops[m["variant"]], throughput(m)
-        ops = " + ".join(f"{n} {op}" for op, n in loop["float_ops"].items())
-        work = m.get("work") or {}
+        loop, rate, work = loops[m["variant"]], throughput(m), m.get("work") or {}
         lanes = (f"{work['pixel_iterations'] / work['warp_iterations']:.1%}"
                  if work.get("warp_iterations") else "")
         field = {"FP64": "fp64_tflops", "FP32": "fp32_tflops"}[loop["precision"]]
         top = row[field] * 1e12 / 2 / loop["float"] if row else None
-        out.append([label(m), f"{loop['float']:g} {loop['precision']}", f"{loop['other']:g}",
-                    fmt_rate(top) if top else "", fmt_rate(rate),
-                    f"{rate / top:.0%}" if top else "", lanes])
-        if m["variant"] == BAR_VARIANT:
-            verdict = "met" if rate >= BAR_PIXEL_ITERATIONS else "**not met**"
-            items.append(f"- {label(m)}: {fmt_rate(rate)} pixel-iterations per second against "
-                         f"a bar of {fmt_rate(BAR_PIXEL_ITERATIONS)}: {verdict}.")
-        trips = loop["iterations_per_trip"]
-        items.append(f"- {label(m)}: one trip through its main loop runs {trips} "
-                     f"iteration{'s' if trips > 1 else ''}, with {ops} "
-                     f"{loop['precision']} instructions.")
+        out.append([label(doc, m["variant"]), loop["iterations_per_trip"],
+                    " + ".join(f"{n} {op}" for op, n in loop["float_ops"].items()),
+                    f"{loop['float']:g} {loop['precision']}", f"{loop['other']:g}",
+                    fmt_rate(top) if top else "", fmt_rate(rate), f"{rate / top:.0%}" if top else "",
+                    lanes])
     if not out:
-        return "\n*No GPU kernel of the large case in this results file.*\n\n" + "\n".join(items)
-    source = (f"{row['fp64_tflops']:g} TFLOP/s FP64 and {row['fp32_tflops']:g} TFLOP/s FP32 of the "
-              f"{escape(row['gpu'])} datasheet, an FMA counted as two, so half as many "
-              "instructions per second" if row else "")
-    large = next(m["params"] for m in ms if m["case"] == "large")
-    caption = (f"\n\n*{size_text(large)}. "
-               "Floating-point instructions of the kernel's precision and other instructions per "
-               "iteration are counted in the main loop of each "
-               f"kernel's SASS ([{escape(sass.split('/')[-1])}](../{escape(sass)}), written on the "
-               "GPU by `mandelbrot.py --sass`). Ceiling: the instruction rate of that precision "
-               f"({source}) over its instructions per iteration. Lanes busy: useful "
-               "pixel-iterations over the iterations the warps run (32 lanes times the warp's "
-               "slowest pixel).*\n")
-    table = markdown_table(["Kernel", "Float / iteration", "Other / iteration",
-                            "Ceiling", "Measured", "Of ceiling", "Lanes busy"], out, "lrrrrrr")
-    return "\n" + table + caption + "\n" + "\n".join(items) + "\n"
-
-
-@renderer("mandelbrot_spread")
-def spread(docs_dir: Path, path: str) -> str:
-    """The repeat-to-repeat spread (slowest sample over fastest) of every GPU timing."""
-    _, doc, _ = pick(docs_dir, path)
-    timed = [m for m in doc["measurements"]
-             if m["device"] == "gpu" and m["phase"] in ("kernel", "end_to_end")]
-    wide = [m for m in timed if m["spread"] >= BAR_SPREAD]
-    if not timed:
-        return "\nNo GPU timings in this results file.\n"
-    if not wide:
-        worst = max(timed, key=lambda m: m["spread"])
-        return (f"\nSpread (slowest over fastest sample) below {BAR_SPREAD} for all {len(timed)} "
-                f"GPU timings; the widest is {worst['spread']:.3f} ({worst['case']}, "
-                f"{label(worst)}, {PHASES[worst['phase']]}).\n")
-    listed = ", ".join(f"{m['case']} {label(m)} {PHASES[m['phase']]} ({m['spread']:.2f})"
-                       for m in wide)
-    return (f"\nSpread (slowest over fastest sample) of {BAR_SPREAD} or more in {len(wide)} of "
-            f"{len(timed)} GPU timings: {listed}.\n")
-
-
-@renderer("mandelbrot_details")
-def details(docs_dir: Path, path: str) -> str:
-    chosen, doc, _ = pick(docs_dir, path)
-    notes = "".join(f"\n- {n}" for n in doc.get("notes", []))
-    body = describe_run(doc) + (f"\n\nNotes:{notes}" if notes else "")
-    indented = "\n".join("    " + line for line in body.splitlines())
-    return f'??? info "How this was measured ({escape(chosen)})"\n\n{indented}\n'
+        raise ValueError(f"{path}: no kernel of the large case has its SASS in {sass}")
+    return "\n" + markdown_table(
+        ["Kernel", "Iterations per trip", "Float instructions per trip", "Float / iteration",
+         "Other / iteration", "Ceiling", "Measured", "Of ceiling", "Lanes busy"],
+        out, "lrlrrrrrr") + "\n"
 
 
 @renderer("mandelbrot_specs")
@@ -399,3 +256,90 @@ def specs(docs_dir: Path, path: str) -> str:
                     f"[{escape(row['source_title'])}]({row['source']}), {row['as_of']}"])
     return markdown_table(["GPU", "Kind", "FP64 TFLOP/s", "FP32 TFLOP/s", "FP64 : FP32",
                            "Source, as of"], out, "llrrrl")
+
+
+# --- One figure each, for the page's sentences ---------------------------------------------------
+@value("mandelbrot.size")
+def size(docs_dir: Path, path: str, case: str) -> str:
+    return size_text(case_rows(load(docs_dir, path), case)[0]["params"])
+
+
+@value("mandelbrot.best_cpu")
+def best_cpu_label(docs_dir: Path, path: str, case: str) -> str:
+    doc = load(docs_dir, path)
+    return label(doc, best_cpu(case_rows(doc, case))["variant"])
+
+
+@value("mandelbrot.time")
+def median(docs_dir: Path, path: str, case: str, variant: str, phase: str = "kernel") -> str:
+    return fmt_time(find(load(docs_dir, path), case, variant, phase)["median_s"])
+
+
+@value("mandelbrot.speedup")
+def speedup(docs_dir: Path, path: str, case: str, variant: str, phase: str = "kernel",
+            over: str = "") -> str:
+    """Median of `over` (default: the case's fastest CPU variant) over this one's."""
+    doc = load(docs_dir, path)
+    base = find(doc, case, over) if over else best_cpu(case_rows(doc, case))
+    return fmt_ratio(base["median_s"] / find(doc, case, variant, phase)["median_s"])
+
+
+@value("mandelbrot.rate")
+def rate(docs_dir: Path, path: str, case: str, variant: str) -> str:
+    return fmt_rate(throughput(find(load(docs_dir, path), case, variant)))
+
+
+@value("mandelbrot.bar")
+def bar(docs_dir: Path) -> str:
+    return fmt_rate(BAR_PIXEL_ITERATIONS)
+
+
+@value("mandelbrot.of_bar")
+def of_bar(docs_dir: Path, path: str) -> str:
+    """The tuned kernel's throughput on the large case, as a share of the bar."""
+    m = find(load(docs_dir, path), "large", BAR_VARIANT)
+    return f"{throughput(m) / BAR_PIXEL_ITERATIONS:.0%}"
+
+
+@value("mandelbrot.repeats")
+def repeats(docs_dir: Path, path: str) -> str:
+    return str(min(m["repeats"] for m in load(docs_dir, path)["measurements"]
+                   if m["case"] != "compile"))
+
+
+@value("mandelbrot.host")
+def host(docs_dir: Path, path: str, field: str) -> str:
+    """The CPU the CPU figures ran on (`field=cpu`: its model; `field=cores`), or `field=gpu`."""
+    s = load(docs_dir, path)["system"]
+    if field == "gpu":
+        return (s.get("gpus") or [{"name": "no GPU"}])[0]["name"]
+    return re.sub(r"\((R|TM)\)", "", str(s.get("host", {}).get(field, "?"))).strip()
+
+
+@value("mandelbrot.spec")
+def spec(docs_dir: Path, path: str, specs: str, field: str) -> str:
+    """A datasheet figure (`field=fp64_tflops`, `gpu`, ...) of the GPU that measured `path`."""
+    row = spec_row(docs_dir, specs, load(docs_dir, path))
+    if row is None:
+        raise ValueError(f"{specs} has no row for the GPU of {path}")
+    v = row[field]
+    return escape(f"{v:g}" if isinstance(v, (int, float)) else str(v))
+
+
+def gpu_timings(doc: dict) -> list[dict]:
+    return [m for m in doc["measurements"]
+            if m["device"] == "gpu" and m["phase"] in ("kernel", "end_to_end")]
+
+
+@value("mandelbrot.spread_count")
+def spread_count(docs_dir: Path, path: str, above: str) -> str:
+    """How many GPU timings have a spread of `above` or more, "N of M"."""
+    timed = gpu_timings(load(docs_dir, path))
+    return f"{sum(m['spread'] >= float(above) for m in timed)} of {len(timed)}"
+
+
+@value("mandelbrot.widest_spread")
+def widest_spread(docs_dir: Path, path: str) -> str:
+    doc = load(docs_dir, path)
+    m = max(gpu_timings(doc), key=lambda m: m["spread"])
+    return f"{m['spread']:.2f} ({m['case']}, {row_name(doc, m)})"

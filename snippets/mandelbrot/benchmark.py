@@ -1,14 +1,23 @@
-"""Mandelbrot, registered with the benchmark runner: cases, variants, reference, check, work.
+"""Mandelbrot, registered with the benchmark runner: variants, cases, reference, check, work.
 
 Run it with:  python snippets/bench/run.py mandelbrot --output mandelbrot.json
+         (or:  python snippets/mandelbrot/benchmark.py --output mandelbrot.json)
+Two options of this topic, before the runner's: --image out.png writes the picture of the set
+(the `deep` case, computed on the CPU), --sass out.txt the GPU machine code of the CUDA kernels
+(needs an NVIDIA GPU and nvdisasm); given alone, they run no benchmark.
 """
 
 from __future__ import annotations
 
-import numpy as np
-from bench.runner import Benchmark, Case, Prepared, register
+import argparse
+import sys
+from io import BytesIO
 
-import mandelbrot as mb  # the teaching file beside this one (bench.runner.load puts it on the path)
+import numpy as np
+from bench import cli, run
+from bench.runner import Benchmark, Case, Prepared, Variant
+
+import mandelbrot as mb  # the lesson beside this file (a script's own folder is on sys.path)
 
 # --8<-- [start:flops]
 # Floating-point operations, counted from the loop body: a completed iteration does
@@ -22,6 +31,16 @@ F64_BAR = 1.5e12  # pixel-iterations per second that cuda_f64_fast must reach on
 F32_TOLERANCE = 0.1  # float32 may disagree with float64 on this fraction of pixels at most
 
 # --8<-- [start:register]
+# The registry: one name per variant, with the label the page shows and its step on the page.
+VARIANTS = {
+    "python": Variant("pure Python", device="cpu"),
+    "numpy": Variant("NumPy (vectorised)", device="cpu"),
+    "njit": Variant("Numba @njit (1 core)", device="cpu"),
+    "njit_parallel": Variant("Numba @njit(parallel=True)", device="cpu"),
+    "cuda_f64": Variant("Numba CUDA float64", step="1"),
+    "cuda_f64_fast": Variant("Numba CUDA float64, tuned", step="2"),
+    "cuda_f32": Variant("Numba CUDA float32"),
+}
 CASES = {
     "smoke": Case({"width": 32, "height": 16, "iterations": 20}, default=False),  # seconds, anywhere
     "article": Case({"width": 1536, "height": 1024, "iterations": 20}),
@@ -33,16 +52,13 @@ CASES = {
                   variants=("njit_parallel", "cuda_f64", "cuda_f64_fast", "cuda_f32"),
                   note="only the best CPU variant (Numba parallel on all cores) runs by default"),
 }
-DEVICES = {v: "gpu" if v in mb.GPU_VARIANTS else "cpu" for v in mb.VARIANTS}
-CPU_FUNCS = {"python": mb.mandelbrot_python, "numpy": mb.mandelbrot_numpy,
-             "njit": mb.mandelbrot_njit, "njit_parallel": mb.mandelbrot_njit_parallel}
 
 
 def setup(variant: str, p: dict) -> Prepared:
     xs, ys = mb.coordinates(p["width"], p["height"])
     it = p["iterations"]
-    if DEVICES[variant] == "cpu":
-        func = CPU_FUNCS[variant]
+    if VARIANTS[variant].device == "cpu":
+        func = mb.CPU[variant]
         return Prepared(run=lambda: func(xs, ys, it))
     from numba import cuda
 
@@ -92,9 +108,76 @@ def counts(variant: str, p: dict, ref: np.ndarray) -> dict:
             "work": work}
 
 
-BENCHMARK = register(Benchmark(
-    name="mandelbrot", variants=DEVICES, cases=CASES, setup=setup, reference=reference,
+BENCHMARK = Benchmark(
+    name="mandelbrot", variants=VARIANTS, cases=CASES, setup=setup, reference=reference,
     check=check, counts=counts,
     compiled=("njit", "njit_parallel", "cuda_f64_fast", "cuda_f32"),
-    probe_params={"width": 64, "height": 32, "iterations": 20}))
+    probe_params={"width": 64, "height": 32, "iterations": 20})
 # --8<-- [end:register]
+
+
+def png_bytes(counts: np.ndarray, max_iter: int) -> bytes:
+    """A PNG of the set: escape counts on a log colour scale, the set itself in black."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    shade = np.log1p(counts.astype(np.float64)) / np.log1p(max_iter)
+    rgba = plt.get_cmap("magma")(shade)
+    rgba[counts == max_iter] = (0.0, 0.0, 0.0, 1.0)
+    png = BytesIO()
+    plt.imsave(png, rgba, origin="lower", format="png")
+    return png.getvalue()
+
+
+def sass_text() -> str:
+    """The SASS (GPU machine code) of the CUDA kernels, each compiled by a launch at 64 x 64."""
+    parts = []
+    for variant, (kernel, _, _) in mb.KERNELS.items():
+        mb.compute(variant, 64, 64, 20)
+        for signature in kernel.overloads:
+            parts.append(f"===== {variant} {kernel.py_func.__name__}\n"
+                         f"{kernel.inspect_sass(signature)}\n")
+    return "".join(parts)
+
+
+def output_ending(suffix: str):
+    """argparse type: a writable file whose name ends in `suffix`, checked before any work."""
+    def parse(text: str):
+        if not text.lower().endswith(suffix):
+            raise argparse.ArgumentTypeError(f"{text}: the file name must end in {suffix}")
+        return cli.output_path(text)
+    return parse
+
+
+OPTIONS = cli.Parser(prog="benchmark mandelbrot", add_help=False,
+                     usage="%(prog)s [--image PNG] [--sass TXT] [the runner's options below]")
+OPTIONS.add_argument("--image", type=output_ending(".png"), metavar="PNG",
+                     help="write a PNG of the set (the deep case, computed on the CPU)")
+OPTIONS.add_argument("--sass", type=output_ending(".txt"), metavar="TXT",
+                     help="write the SASS of the CUDA kernels (needs a GPU and nvdisasm)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, rest = OPTIONS.parse_known_args(argv)
+    if {"-h", "--help"} & set(rest):
+        OPTIONS.print_help()
+    if args.sass:
+        from numba import config, cuda
+
+        if config.ENABLE_CUDASIM or not cuda.is_available():
+            OPTIONS.error("--sass needs an NVIDIA GPU (not the CUDA simulator)")
+    status = run.main(BENCHMARK, rest) if rest or not (args.image or args.sass) else 0
+    if args.image:
+        p = CASES["deep"].params
+        cli.atomic_write(args.image, png_bytes(reference(p), p["iterations"]))
+        print(f"image written to {args.image}")
+    if args.sass:
+        cli.atomic_write(args.sass, sass_text())
+        print(f"SASS written to {args.sass}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(cli.run_main(main))

@@ -1,8 +1,10 @@
 """Device call 1 for the Mandelbrot float64 kernel: time variants on the large case
 (6144 x 4096, 1000 iterations), check each pixel for pixel against the CPU reference, dump SASS.
 
-Run from the repository root:  python gpu/logs/h200-2026-12-01/mandelbrot-variants.py OUTDIR
-Kept as the record of what device call 1 ran; the winner moved into snippets/mandelbrot/.
+Run from the repository root, with the lesson's folder on the import path:
+    PYTHONPATH=snippets/mandelbrot python gpu/explore/mandelbrot-variants.py OUTDIR
+Kept as the record of what device call 1 ran (its log: gpu/logs/h200-2026-12-01/
+mandelbrot-variants-log.txt); the winner moved into snippets/mandelbrot/.
 """
 import json
 import operator
@@ -15,8 +17,7 @@ import numpy as np
 from numba import config, cuda
 from numba.cuda import libdevice
 
-sys.path.insert(0, "snippets/mandelbrot")
-import mandelbrot as mb  # noqa: E402
+import mandelbrot as mb  # snippets/mandelbrot/mandelbrot.py, through PYTHONPATH
 
 SIM = config.ENABLE_CUDASIM
 if SIM:
