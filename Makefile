@@ -80,4 +80,4 @@ clean:
 # Needs Node.js/npm (installs lighthouse into .cache/) and Debian's chromium (apt, as root).
 .PHONY: report
 report: .venv/.done
-	.venv/bin/python tools/site_report.py
+	.venv/bin/python -m tools.site_report

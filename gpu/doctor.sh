@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU doctor on a real GPU machine: its text report and JSON, plus the raw tool outputs it
 # reads (so tests/fixtures/doctor/ can be refreshed from real recordings). Budget: 1 minute.
-#   RESULTS_DIR/doctor-h200.json  -> docs/data/doctor-h200.json
+#   RESULTS_DIR/doctor-h200.json  -> docs/data/doctor-h200.json, then the page's report:
+#       python snippets/doctor/gpu_doctor.py --replay docs/data/doctor-h200.json > docs/data/doctor-h200.txt
 #   RESULTS_DIR/doctor-h200.txt   the same report as text -> gpu/logs/<run>/doctor-h200.txt
 #   RESULTS_DIR/recorded/*        nvidia-smi, lspci, nvcc and /proc outputs (fixture material)
 set -u

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from helpers import ROOT, SNIPPETS, load_snippet, run_snippet
+from helpers import ROOT, SNIPPETS, load_benchmark, load_snippet, run_snippet
 
 SIMD = "machine/simd_lanes.py"
 
@@ -34,7 +34,7 @@ def quick_run(tmp_path_factory):
 
 
 def test_quick_run_measures_every_cpu_ceiling(quick_run):
-    rl = load_snippet("machine/roofline.py")
+    from bench import roofline as rl
     ceils = rl.ceilings(quick_run)
     assert set(ceils) == {"cpu"}
     assert set(ceils["cpu"]["peaks"]) == {"FP64", "FP32"}
@@ -95,7 +95,7 @@ def test_cpu_variants_compute_the_right_thing(machine):
 def test_committed_h200_file_has_every_ceiling():
     from bench.results import load_results
 
-    rl = load_snippet("machine/roofline.py")
+    from bench import roofline as rl
     doc = load_results(ROOT / "docs/data/machine-h200.json")
     ceils = rl.ceilings(doc)
     assert set(ceils["gpu"]["peaks"]) == {"FP64", "FP32", "TF32", "BF16"}
@@ -108,18 +108,13 @@ def test_simd_lanes_counts_lanes_the_same_way():
     mod = load_snippet(SIMD)
     assert mod.cpu_lanes(56, 2, 512) == 1792
     assert mod.gpu_lanes(132, 128) == 16896
-    out = run_snippet(SIMD, "--cpu-cores", "96", "--fma-units", "1", "--simd-bits", "256")
-    assert out.returncode == 0 and "96 cores x 1 FMA units x 8 lanes = 768" in out.stdout
+    out = run_snippet(SIMD)
+    assert out.returncode == 0 and "= 1,792 FP32 lanes" in out.stdout and "9.4" in out.stdout
 
 
-@pytest.mark.parametrize(("args", "status"), [
-    (["--help"], 0), (["--cpu-cores", "0"], 2), (["--cpu-cores", "-1"], 2), (["--sms", "x"], 2),
-    (["--sms", "1e9"], 2), (["--sms", "2.5"], 2), (["--simd-bits", "100"], 2),
-    (["--fp32-per-sm", "nan"], 2), (["--fp32-per-sm", "99999999999999999999"], 2)])
-def test_simd_lanes_cli_help_and_bad_numbers(args, status):
-    out = run_snippet(SIMD, *args)
-    assert out.returncode == status and "Traceback" not in out.stderr
-    if status:  # one line on stderr, nothing on stdout
-        assert out.stderr.count("\n") == 1 and out.stderr.startswith("error:") and not out.stdout
-    else:
-        assert "usage:" in out.stdout
+@pytest.mark.parametrize("variant", list(load_benchmark("machine").BENCHMARK.variants))
+def test_every_variant_is_measured_and_counted(machine, variant):
+    spec = machine.VARIANTS[variant]
+    assert any(variant in c.variants for c in machine.CASES.values() if c.default)
+    c = machine.counts(variant, {"n": 64}, None)
+    assert c["bytes"] > 0 and (c["role"] in ("ceiling", "ceiling+point")) == (spec.group == "ceiling")

@@ -1,6 +1,6 @@
 """OpenCL (platforms page): vector add and SAXPY, one program, run for real on Intel's OpenCL CPU
 runtime (or a GPU's driver), device listing, one-line errors for a missing driver or a failed
-build, Ctrl-C at any moment, the ICD registration helper, the benchmark, and the same kernels on a
+build, the ICD registration helper (a tool: Ctrl-C, atomic writes), the benchmark, and the same kernels on a
 CPU model LLVM does not know.
 
 The test environment's CPU driver is Intel's (PyPI: intel-opencl-rt), registered with the ICD
@@ -21,14 +21,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import ROOT, SNIPPETS, load_snippet, run_snippet
+from helpers import ROOT, SNIPPETS, load_benchmark, load_snippet, run_snippet
 
 cl = pytest.importorskip("pyopencl", reason="pyopencl is not installed")
 
 KERNELS = "opencl/vector_add_saxpy.py"  # imports cl_device.py, beside it
 DEVICE = "opencl/cl_device.py"
 REGISTER = "opencl/register_intel_cpu.py"
-CLIS = (KERNELS, DEVICE, REGISTER)
 # Where the suite must find an OpenCL device: Intel's runtime is in the lock file there.
 MUST_RUN = sys.platform == "linux" and platform.machine() == "x86_64"
 
@@ -173,31 +172,10 @@ def test_pick_device_by_kind(ocl, queue):
 
 # --- one line, never a traceback ---------------------------------------------------------------
 
-@pytest.mark.parametrize("path", CLIS)
-def test_help_exits_0(path):
-    proc = run_snippet(path, "--help")
+def test_register_help_and_bad_arguments():
+    proc = run_snippet(REGISTER, "--help")
     assert proc.returncode == 0 and proc.stdout.startswith("usage:") and not proc.stderr
-
-
-@pytest.mark.parametrize("path", [KERNELS, DEVICE])
-def test_without_pyopencl_help_works_and_running_names_the_package(path, tmp_path):
-    (tmp_path / "pyopencl.py").write_text("raise ModuleNotFoundError(\"No module named 'pyopencl'\")\n")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}  # ahead of site-packages: pyopencl "missing"
-    helped = run_snippet(path, "--help", env=env)
-    assert helped.returncode == 0 and helped.stdout.startswith("usage:"), helped.stderr
-    err = one_line_error(run_snippet(path, env=env), 2)
-    assert "pip install pyopencl" in err
-
-
-BAD_ARGS = [(KERNELS, [a]) for a in ("0", "-5", "ten", "1.5", "9" * 30, "nan", str(2**31))] + [
-    (KERNELS, ["--device", "fpga"]), (KERNELS, ["--kernel", "gemm"]), (KERNELS, ["--a", "inf"]),
-    (KERNELS, ["--a", "nan"]), (KERNELS, ["--a", "1e39"]), (KERNELS, ["--a", "x"]),
-    (DEVICE, ["--device", "tpu"]), (DEVICE, ["extra"]), (REGISTER, ["--bogus"])]
-
-
-@pytest.mark.parametrize(("path", "args"), BAD_ARGS)
-def test_bad_arguments_give_one_line_and_exit_2(path, args):
-    one_line_error(run_snippet(path, *args), 2)
+    one_line_error(run_snippet(REGISTER, "--bogus"), 2)
 
 
 @pytest.mark.parametrize("path", [KERNELS, DEVICE])
@@ -212,11 +190,10 @@ def test_no_driver_at_all_is_one_line_naming_the_fix(path, tmp_path):
     assert "no OpenCL device" in err and "fix: install" in err
 
 
-@pytest.mark.parametrize("path", [KERNELS, DEVICE])
-def test_missing_gpu_is_one_line(queue, path):
+def test_missing_gpu_is_one_line(queue):
     if any(d.type & cl.device_type.GPU for p in cl.get_platforms() for d in p.get_devices()):
         pytest.skip("this machine has an OpenCL GPU")
-    err = one_line_error(run_snippet(path, "--device", "gpu"), 1)
+    err = one_line_error(run_snippet(KERNELS, "--device", "gpu"), 1)
     assert "no OpenCL gpu device" in err and "OpenCL ICD" in err
 
 
@@ -248,26 +225,28 @@ def test_a_failed_build_is_one_line_with_cause_and_fix(ocl, queue, kernel, monke
 @pytest.mark.parametrize("path", [KERNELS, DEVICE])
 def test_pocl_unknown_cpu_failure_reaches_the_reader_as_one_line(ocl, queue, path, monkeypatch,
                                                                  capsys):
-    mod = ocl if path == KERNELS else load_snippet(DEVICE)
-
     def refuse(self, *args, **kwargs):
         raise cl.RuntimeError(POCL_UNKNOWN_CPU)
 
-    monkeypatch.setattr(cl.Program, "build", refuse)
-    assert mod.main([]) == 1
-    out, err = capsys.readouterr()
+    if path == KERNELS:
+        monkeypatch.setattr(cl.Program, "build", refuse)
+        assert ocl.main([]) == 1
+        out, err = capsys.readouterr()
+    else:  # the device list runs as a reader runs it, with the build refused the same way
+        code = ("import pyopencl as cl, runpy, sys\n"
+                f"def refuse(self, *a, **k): raise cl.RuntimeError({POCL_UNKNOWN_CPU!r})\n"
+                "cl.Program.build = refuse\nsys.path.insert(0, sys.argv[1].rpartition('/')[0])\n"
+                "runpy.run_path(sys.argv[1], run_name='__main__')\n")
+        proc = subprocess.run([sys.executable, "-c", code, str(SNIPPETS / DEVICE)],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 1
+        out, err = proc.stdout, proc.stderr
     assert err.count("\n") == 1 and "pip install intel-opencl-rt intel-cmplr-lib-rt" in err
     if path == KERNELS:
         assert "cannot compile for this CPU" in err and not out
     else:  # the device list shows the driver's own line, and the fix once at the end
         assert "cannot compile (error: unknown target CPU 'generic')" in out
         assert err.startswith("error: no OpenCL device here can compile")
-
-
-@pytest.mark.parametrize("kernel", ["vector_add", "saxpy"])
-def test_sizes_that_cannot_fit_are_refused_before_allocating(queue, kernel):
-    err = one_line_error(run_snippet(KERNELS, str(2**31 - 1), "--kernel", kernel), 1)
-    assert "choose a smaller N" in err
 
 
 CTRL_C = "import os, signal, time\nos.kill(os.getpid(), signal.SIGINT)\ntime.sleep(30)\n"
@@ -283,9 +262,7 @@ CTRL_C_AT = (  # `python -c CTRL_C_AT module.name.attr FILE ARGS`: Ctrl-C when F
     "runpy.run_path(sys.argv[0], run_name='__main__')\n")
 
 
-@pytest.mark.parametrize(("path", "where"), [
-    (KERNELS, "import pyopencl"), (DEVICE, "import pyopencl"), (KERNELS, "numpy.arange"),
-    (DEVICE, "pyopencl.get_platforms"), (REGISTER, "pathlib.Path.mkdir")])
+@pytest.mark.parametrize(("path", "where"), [(REGISTER, "pathlib.Path.mkdir")])
 def test_ctrl_c_at_any_moment_is_one_line_and_exit_130(tmp_path, path, where):
     if where.startswith("import "):  # Ctrl-C while the module is still being imported
         (tmp_path / f"{where.split()[1]}.py").write_text(CTRL_C)
@@ -385,7 +362,7 @@ def test_benchmark_writes_a_valid_results_file(queue, tmp_path):
 def test_benchmark_reports_a_wrong_kernel_as_failed(queue, tmp_path, monkeypatch):
     from bench import runner
 
-    bench = runner.load("opencl")
+    bench = load_benchmark("opencl").BENCHMARK
     ocl = bench.setup.__globals__["ocl"]  # the program the benchmark imported
     monkeypatch.setattr(ocl, "VECTOR_ADD_SOURCE",
                         ocl.VECTOR_ADD_SOURCE.replace("a[i] + b[i]", "a[i] - b[i]"))

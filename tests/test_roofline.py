@@ -17,7 +17,17 @@ KERNEL_FILES = ["data/saxpy-h200.json", "data/mandelbrot-h200.json", "data/matmu
 
 @pytest.fixture(scope="module")
 def rl():
-    return load_snippet("machine/roofline.py")
+    from bench import roofline
+
+    return roofline
+
+
+def test_the_lesson_computes_the_same_roof(rl):
+    lesson = load_snippet("machine/roofline.py")
+    m = kernel("saxpy", 2e9, 12e9, 0.01)
+    assert lesson.attainable(1e12, 50e12, 0.5) == rl.attainable(1e12, 50e12, 0.5) == 5e11
+    p, q = lesson.point_from(m), rl.point_from(m)
+    assert (p.label, p.intensity, p.rate) == (q.label, q.intensity, q.rate)
 
 
 @pytest.fixture(scope="module")
@@ -168,21 +178,35 @@ def test_chart_labels_do_not_overlap(rl):
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
-def test_roofline_renderer_names_missing_files(renderers):
-    out = renderers.get("roofline")(DOCS, path="data/machine-h200.json",
-                                    kernels="data/no-such-results.json")
-    assert "`data/no-such-results.json` (not measured yet)" in out
-    assert "data:image/svg+xml;base64," in out and "failure" not in out
+def test_roofline_renderers_draw_and_list_every_point(renderers):
+    args = {"path": "data/machine-h200.json", "kernels": " ".join(KERNEL_FILES)}
+    chart = renderers.get("roofline")(DOCS, alt="a roofline", **args)
+    assert chart.count("data:image/svg+xml;base64,") == 2  # a light and a dark copy
+    table = renderers.get("roofline_points")(DOCS, **args)
+    assert "(saxpy-h200)" in table and "(machine run)" in table
 
 
-def test_llm_decode_is_bandwidth_over_weight_bytes(renderers):
-    import csv
+def test_roofline_renderer_fails_on_a_point_above_its_roof(renderers, rl, tmp_path):
+    import json
+    import shutil
 
-    rows = {r["key"]: float(r["value"]) for r in csv.DictReader(open(DATA / "why-gpus-specs.csv"))}
-    out = renderers.get("llm_decode")(DOCS, specs="data/why-gpus-specs.csv")
-    tokens = rows["h200_bandwidth"] / (rows["llama70b_params"] * rows["bf16_bytes"])
-    assert f"| {tokens:,.1f} |" in out
-    assert 30 < tokens < 40  # the order of magnitude the page's prose relies on
+    (tmp_path / "data").mkdir()
+    shutil.copy(DATA / "machine-h200.json", tmp_path / "data" / "m.json")
+    doc = json.loads((DATA / "saxpy-h200.json").read_text())
+    for m in doc["measurements"]:
+        m["median_s"] /= 100  # timed without waiting for the GPU: 100 times the bandwidth
+        m["min_s"], m["max_s"] = m["median_s"], m["median_s"]
+    (tmp_path / "data" / "fast.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="above its roof"):
+        renderers.get("roofline_points")(tmp_path, path="data/m.json", kernels="data/fast.json")
+
+
+def test_ridge_points_are_peak_over_bandwidth(renderers, rl):
+    from bench.results import load_results
+
+    c = rl.ceilings(load_results(machine_file()))["gpu"]
+    out = renderers.get_value("machine.ridges")(DOCS, path="data/machine-h200.json", device="gpu")
+    assert f"FP32 {c['peaks']['FP32'] / c['bandwidth']:.1f}" in out
 
 
 def test_specs_need_a_source_and_a_date(renderers, tmp_path):

@@ -1,7 +1,7 @@
 """Screenshots of built pages, as readers see them: 1280 px and 390 px wide, light and dark.
 
     .venv/bin/mkdocs build -d /tmp/site
-    .venv/bin/python tools/screenshots.py /tmp/site kernels/saxpy/ why/cpu-vs-gpu/ -o /tmp/shots
+    .venv/bin/python -m tools.screenshots /tmp/site kernels/saxpy/ why/cpu-vs-gpu/ -o /tmp/shots
 
 Writes one full-page PNG per page, width and scheme (PAGE-WIDTH-SCHEME.png). Uses the same
 local server and Chromium set-up as the browser tests in tests/site/.
@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "site")]
 
 WIDTHS = {"1280": {"width": 1280, "height": 900}, "390": {"width": 390, "height": 844}}
 
@@ -33,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
 
     from playwright.sync_api import sync_playwright
-    from sitecheck import CHROMIUM_ARGS, find_chromium, serve, site_prefix
+    from tests.site.sitecheck import CHROMIUM_ARGS, find_chromium, serve, site_prefix
 
     chromium = find_chromium()
     if chromium is None:

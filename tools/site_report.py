@@ -17,8 +17,8 @@ Goals: accessibility, best practices and SEO at least 95; performance at least 9
 without a diagram under 1 MB transferred. Exit status 1 when a goal is missed, 2 on bad
 arguments or when a tool is missing.
 
-    python tools/site_report.py            # or: make report
-    python tools/site_report.py --site /tmp/site --json build/site-report.json
+    python -m tools.site_report            # or: make report (from the repository root)
+    python -m tools.site_report --site /tmp/site --json build/site-report.json
 """
 
 from __future__ import annotations
@@ -38,11 +38,9 @@ import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests" / "site"))
+from tests.site import sitecheck  # the browser helpers the site tests use (run with python -m)
 
-import sitecheck  # noqa: E402 - the browser helpers the site tests use
+ROOT = Path(__file__).resolve().parents[1]
 
 LIGHTHOUSE_VERSION = "13.5.0"
 CATEGORIES = ["performance", "accessibility", "best-practices", "seo"]

@@ -1,7 +1,7 @@
 """Renderers for the ML-accelerators section: sourced fact tables (CSV) and measured timings (JSON).
 
 Pages call them with one-line comments, for example
-``<!-- render accel_specs path=data/accelerator-specs.csv -->``.
+``<!-- render accel_specs path=data/accelerator-specs.csv part=memory -->``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from html import escape
 from pathlib import Path
 from urllib.parse import urlparse
 
-from . import load_json, markdown_table, renderer
+from . import load_json, markdown_table, renderer, value
 from .run_details import describe_run
 
 URL = re.compile(r"https?://[^\s;,)]+")
@@ -88,38 +88,36 @@ SPEC_COLS = ("accelerator", "kind", "memory_gb", "memory_type", "bandwidth_gbs",
              "as_of", "unconfirmed", "notes")
 
 
+SPEC_TABLES = {  # part -> (header, align, the cells of a row after its name)
+    "memory": (["accelerator", "memory (GB)", "bandwidth (GB/s)", "scale-up link (GB/s per chip)"],
+               "lrrl", lambda r, num: [f"{num('memory_gb')} {escape(r['memory_type'])}",
+                                       num("bandwidth_gbs"), escape(r["link"]) + (
+                                           f", {num('link_gbs')}" if r["link_gbs"].strip() else "")]),
+    "compute": (["accelerator", "FP32 (vector)", "BF16", "FP8", "FP4"], "lrrrr",
+                lambda r, num: [num(c) for c in ("fp32_tflops", "bf16_tflops", "fp8_tflops",
+                                                 "fp4_tflops")]),
+    "power": (["accelerator", "kind", "power (W)", "notes"], "llrl",
+              lambda r, num: [escape(r["kind"]), num("power_w"), escape(r["notes"])]),
+}
+
+
 @renderer("accel_specs")
-def accel_specs(docs_dir: Path, path: str) -> str:
-    """Three narrow tables (memory and links, dense compute, power and notes) with the
-    sources as numbered footnotes, readable at phone width."""
-    rows = read_csv(docs_dir, path, SPEC_COLS)
-    mem, comp, notes, foot = [], [], [], []
-    for i, r in enumerate(rows, start=1):
+def accel_specs(docs_dir: Path, path: str, part: str) -> str:
+    """One narrow table of the spec file (readable at phone width), each name footnoted."""
+    header, align, cells = SPEC_TABLES[part]
+    rows = []
+    for i, r in enumerate(read_csv(docs_dir, path, SPEC_COLS), start=1):
         unc = {u.strip() for u in r["unconfirmed"].split(";") if u.strip()}
+        rows.append([f"**{nowrap(r['accelerator'])}**[^spec-{i}]",
+                     *cells(r, lambda col: number(r[col], col in unc))])
+    return markdown_table(header, rows, align=align) + "\n"
 
-        def num(col: str) -> str:
-            return number(r[col], col in unc)
 
-        name = f"**{nowrap(r['accelerator'])}**[^spec-{i}]"
-        link = escape(r["link"]) + (f", {num('link_gbs')}" if r["link_gbs"].strip() else "")
-        mem.append([name, f"{num('memory_gb')} {escape(r['memory_type'])}",
-                    num("bandwidth_gbs"), link])
-        comp.append([name, num("fp32_tflops"), num("bf16_tflops"), num("fp8_tflops"),
-                     num("fp4_tflops")])
-        notes.append([name, escape(r["kind"]), num("power_w"), escape(r["notes"])])
-        foot.append(f"[^spec-{i}]: {escape(r['accelerator'])}: {source_links(r['source'])} "
-                    f"(as of {r['as_of']})")
-    return ("#### Memory and links\n\n"
-            + markdown_table(["accelerator", "memory (GB)", "bandwidth (GB/s)",
-                              "scale-up link (GB/s per chip)"], mem, align="lrrl")
-            + "\n\n#### Dense compute (TFLOPS)\n\n"
-            + markdown_table(["accelerator", "FP32 (vector)", "BF16", "FP8", "FP4"], comp, align="lrrrr")
-            + "\n\n#### Power and notes\n\n"
-            + markdown_table(["accelerator", "kind", "power (W)", "notes"], notes, align="llrl")
-            + "\n\nPer chip, dense peaks (no sparsity). `*` marks a value with no primary source "
-            "(third-party or derived, see the notes); – means not published by the vendor or not "
-            "found in a primary source. Each accelerator's sources are its footnote at the end "
-            f"of the page. Data: `docs/{path}`.\n\n" + "\n".join(foot) + "\n")
+@renderer("accel_spec_sources")
+def accel_spec_sources(docs_dir: Path, path: str) -> str:
+    return "\n".join(f"[^spec-{i}]: {escape(r['accelerator'])}: {source_links(r['source'])} "
+                     f"(as of {r['as_of']})"
+                     for i, r in enumerate(read_csv(docs_dir, path, SPEC_COLS), start=1)) + "\n"
 
 
 @renderer("cpu_gap")
@@ -134,10 +132,8 @@ def cpu_gap(docs_dir: Path, path: str, gpu: str, cpus: str) -> str:
         out.append([nowrap(name), f"{float(g['bf16_tflops']) / float(c['bf16_tflops']):.0f}×",
                     f"{float(g['bandwidth_gbs']) / float(c['bandwidth_gbs']):.0f}×",
                     "AMX tiles" if "AMX" in c["notes"] else "AVX-512 only"])
-    return (markdown_table([f"{escape(gpu)} over", "BF16 TFLOPS", "bandwidth", "matrix unit"],
-                           out, align="lrrl")
-            + f"\n\nComputed from `docs/{path}`; the CPU figures are derived (see the notes "
-            "in the spec tables).\n")
+    return markdown_table([f"{escape(gpu)} over", "BF16 TFLOPS", "bandwidth", "matrix unit"],
+                          out, align="lrrl") + "\n"
 
 
 STATUS_ICON = {"maintained": "maintained", "archived": "**archived**",
@@ -161,9 +157,7 @@ def ml_compilers(docs_dir: Path, path: str) -> str:
         out.append([f"**{escape(r['name'])}**<br>{escape(r['layer'])}", escape(r["what_it_does"]),
                     STATUS_ICON.get(r["status"], f"**{escape(r['status'])}**") + f"[^cc-{i}]"])
         foot.append(footnoted("cc", i, escape(r["status_detail"]), r["source"], r["as_of"]))
-    return (markdown_table(["compiler", "what it does", "status"], out)
-            + f"\n\nStatus details and sources are the footnotes at the end of the page. "
-            f"Data: `docs/{path}`.\n\n" + "\n".join(foot) + "\n")
+    return markdown_table(["compiler", "what it does", "status"], out) + "\n\n" + "\n".join(foot) + "\n"
 
 
 @renderer("llm_serving")
@@ -175,9 +169,8 @@ def llm_serving(docs_dir: Path, path: str) -> str:
                     escape(r["how"])])
         foot.append(footnoted("srv", i, "Status: " + escape(r["status"]) + ".", r["source"],
                               r["as_of"]))
-    return (markdown_table(["server", "what it is for", "how it gets there"], out)
-            + f"\n\nStatus and sources are the footnotes at the end of the page. "
-            f"Data: `docs/{path}`.\n\n" + "\n".join(foot) + "\n")
+    return (markdown_table(["server", "what it is for", "how it gets there"], out) + "\n\n"
+            + "\n".join(foot) + "\n")
 
 
 @renderer("cloud_services")
@@ -190,9 +183,7 @@ def cloud_services(docs_dir: Path, path: str) -> str:
                     escape(r["vertex_ai"]), escape(r["azure_ml"])])
         foot.append(footnoted("cloud", i, "", r["source"], r["as_of"]))
     return (markdown_table(["", "AWS SageMaker AI", "Google Vertex AI", "Azure Machine Learning"],
-                           out)
-            + f"\n\nSources are the footnotes at the end of the page. Data: `docs/{path}`.\n\n"
-            + "\n".join(foot) + "\n")
+                           out) + "\n\n" + "\n".join(foot) + "\n")
 
 
 ELEMENTWISE = ("add", "subtract", "multiply", "divide", "tanh", "exponential", "log", "maximum",
@@ -216,27 +207,26 @@ def hlo_counts(text: str) -> tuple[dict[str, int], list[str]]:
     return counts, kinds
 
 
-@renderer("hlo_ops")
-def hlo_ops(docs_dir: Path, path: str) -> str:
-    """One sentence counted from a committed HLO file, so the page never types the count."""
-    file = docs_dir / path
-    if not file.is_file():
-        raise FileNotFoundError(f"data file {path} not found under {docs_dir}")
-    counts, kinds = hlo_counts(file.read_text())
+def hlo(docs_dir: Path, path: str) -> tuple[dict[str, int], list[str]]:
+    counts, kinds = hlo_counts((docs_dir / path).read_text())
     if not counts or not kinds:
         raise ValueError(f"{path}: no fused element-wise operations found")
-    total = sum(counts.values())
+    return counts, kinds
+
+
+@value("hlo.ops")
+def hlo_ops(docs_dir: Path, path: str) -> str:
+    """The fused element-wise operations of an HLO dump: the total, then each."""
+    counts, _ = hlo(docs_dir, path)
     parts = ", ".join(f"{n} {op}" for op, n in sorted(counts.items(), key=lambda kv: -kv[1]))
-    kind = ", ".join(sorted(set(kinds)))
-    return (f"Counted in `docs/{path}`: **{total} element-wise operations** ({parts}) inside "
-            f"{len(kinds)} `fusion` instruction{'s' if len(kinds) > 1 else ''} of kind `{kind}` "
-            "(constants, broadcasts and parameters not counted).\n")
+    return f"{sum(counts.values())} ({parts})"
 
 
-def missing_results(path: str, how: str) -> str:
-    return (f'!!! warning "No results file yet: `docs/{escape(path)}`"\n\n'
-            f"    These figures are measured on the H200 by `{escape(how)}`; the page shows them "
-            "once that run's results file is committed.\n")
+@value("hlo.fusions")
+def hlo_fusions(docs_dir: Path, path: str) -> str:
+    """How many `fusion` instructions, and their kinds."""
+    _, kinds = hlo(docs_dir, path)
+    return f"{len(kinds)}, of kind {', '.join(f'`{k}`' for k in sorted(set(kinds)))}"
 
 
 def fmt_ms(seconds: float | None) -> str:
@@ -256,18 +246,16 @@ def size_of(m: dict) -> str:
 
 
 @renderer("accel_timings")
-def accel_timings(docs_dir: Path, path: str, optional: str = "false", how: str = "gpu/frameworks.sh") -> str:
+def accel_timings(docs_dir: Path, path: str) -> str:
     """First call (tracing + compilation) next to the warm median, per variant and size. Reads
     both the runner's files (first call in work.first_call_s; training calls of several steps,
     shown per step) and the older compile_first rows."""
-    if optional == "true" and not (docs_dir / path).is_file():
-        return missing_results(path, how)
     doc = load_json(docs_dir, path)
     groups: dict[tuple, dict] = {}
     for m in doc["measurements"]:
         key = (m["case"], m["variant"], m["device"], size_of(m))
         groups.setdefault(key, {})[m["phase"]] = m
-    rows, per_step = [], 0
+    rows = []
     for (case, variant, device, size), phases in groups.items():
         warm = phases.get("end_to_end") or phases.get("kernel")
         if warm is None:
@@ -275,26 +263,22 @@ def accel_timings(docs_dir: Path, path: str, optional: str = "false", how: str =
         first = phases.get("compile_first")
         first_s = first["median_s"] if first else (warm.get("work") or {}).get("first_call_s")
         steps = warm.get("params", {}).get("steps_per_call", 1)
-        per_step = max(per_step, steps)
         rows.append([escape(variant).replace("_", " "), size, device, fmt_ms(first_s),
                      fmt_ms(warm["median_s"] / steps),
                      f"{warm['spread']:.2f}" if warm.get("spread") else "–"])
-    table = markdown_table(["variant", "size", "device", "first call (ms)", "warm, median (ms)",
-                            "max/min"], rows, align="lllrrr")
-    legend = "\n\n"
-    if any(m.get("params", {}).get("size") for m in doc["measurements"]):
-        legend += "Size: hidden width × batch. "
-    if per_step > 1:
-        legend += (f"Warm: per training step, the median over calls of {per_step} steps; first "
-                   f"call: the first call of {per_step} steps, tracing and compilation included. ")
-    return table + legend + describe_run(doc) + "\n"
+    return markdown_table(["variant", "size", "device", "first call (ms)", "warm, median (ms)",
+                           "max/min"], rows, align="lllrrr") + "\n\n" + describe_run(doc) + "\n"
+
+
+@value("accel.steps")
+def steps_per_call(docs_dir: Path, path: str) -> str:
+    """The training steps of one timed call (a warm figure is per step: the call's time / this)."""
+    return str(max(m.get("params", {}).get("steps_per_call", 1)
+                   for m in load_json(docs_dir, path)["measurements"]))
 
 
 @renderer("opencl_timings")
-def opencl_timings(docs_dir: Path, path: str, optional: str = "false",
-                   how: str = "snippets/bench/run.py opencl") -> str:
-    if optional == "true" and not (docs_dir / path).is_file():
-        return missing_results(path, how)
+def opencl_timings(docs_dir: Path, path: str) -> str:
     doc = load_json(docs_dir, path)
     rows = []
     for m in doc["measurements"]:
@@ -306,18 +290,3 @@ def opencl_timings(docs_dir: Path, path: str, optional: str = "false",
     table = markdown_table(["kernel", "OpenCL device", "timed", "elements", "median (ms)",
                             "GB/s", "wrong elements"], rows, align="lllrrrr")
     return table + "\n\n" + describe_run(doc) + "\n"
-
-
-@renderer("text_file")
-def text_file(docs_dir: Path, path: str, optional: str = "false", lang: str = "text",
-              title: str = "", how: str = "gpu/compilers.sh") -> str:
-    """A generated text file (for example XLA's optimized HLO) as a code block."""
-    file = docs_dir / path
-    if optional == "true" and not file.is_file():
-        return missing_results(path, how)
-    if not file.is_file():
-        raise FileNotFoundError(f"data file {path} not found under {docs_dir}")
-    text = file.read_text().rstrip("\n")
-    fence = "````" if "```" in text else "```"
-    head = f'{fence}{lang} title="{escape(title or "docs/" + path)}"'
-    return f"{head}\n{text}\n{fence}\n"

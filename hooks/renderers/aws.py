@@ -1,24 +1,17 @@
 """AWS instance tables for the "GPUs on AWS" page, rendered from docs/data/aws-*.csv.
 
-The instance file is validated by the chooser's own loader (snippets/aws/choose_instance.py), so
-the page and the chooser read the same file under the same rules.
+The chooser (snippets/aws/choose_instance.py) reads the same instance file; the tests check that
+its loader accepts every row, so the page and the chooser read the same file under the same rules.
 """
 
 from __future__ import annotations
 
 import csv
-import importlib.util
-import sys
+from collections import Counter
 from html import escape
 from pathlib import Path
 
 from . import markdown_table, renderer
-
-_CHOOSER = Path(__file__).resolve().parents[2] / "snippets" / "aws" / "choose_instance.py"
-_spec = importlib.util.spec_from_file_location("aws_choose_instance", _CHOOSER)
-chooser = importlib.util.module_from_spec(_spec)
-sys.modules[_spec.name] = chooser  # dataclasses look their module up there
-_spec.loader.exec_module(chooser)
 
 UNCONFIRMED = "†"
 TABS = [("Training", "training"), ("Inference", "inference"), ("Graphics", "graphics")]
@@ -30,11 +23,6 @@ def read_rows(docs_dir: Path, path: str) -> list[dict]:
         raise FileNotFoundError(f"data file {path} not found under {docs_dir}")
     with open(file, newline="") as f:
         return list(csv.DictReader(f))
-
-
-def instance_rows(docs_dir: Path, path: str) -> list[dict]:
-    chooser.load_instances(docs_dir / path)  # raises on any invalid row
-    return read_rows(docs_dir, path)
 
 
 FLAGGED = {"specs": {"accelerators", "vcpus"}, "status": {"status"},
@@ -94,12 +82,11 @@ def indent(text: str) -> str:
 
 @renderer("aws_instances")
 def aws_instances(docs_dir: Path, path: str) -> str:
-    rows = instance_rows(docs_dir, path)
+    rows = read_rows(docs_dir, path)
     keys = sorted({(r["price_source"], r["price_as_of"]) for r in rows}
                   | {(r["spec_source"], r["spec_as_of"]) for r in rows})
     sources = {k: n for n, k in enumerate(keys, start=1)}
     # The price and spec sources most rows share are named once, under the table.
-    from collections import Counter
     usual = {Counter(sources[(r[f"{kind}_source"], r[f"{kind}_as_of"])] for r in rows).most_common(1)[0][0]
              for kind in ("price", "spec")}
     out = []
@@ -131,7 +118,7 @@ def aws_instances(docs_dir: Path, path: str) -> str:
 @renderer("aws_price_changes")
 def aws_price_changes(docs_dir: Path, path: str, instances: str) -> str:
     history = read_rows(docs_dir, path)
-    now = {r["instance_type"]: r for r in instance_rows(docs_dir, instances)}
+    now = {r["instance_type"]: r for r in read_rows(docs_dir, instances)}
     cut = [r for r in history if r["note"].endswith("June 2025 cut")]
     by_type: dict[str, dict[str, dict]] = {}
     for r in cut:
@@ -153,7 +140,7 @@ def aws_price_changes(docs_dir: Path, path: str, instances: str) -> str:
 @renderer("aws_article_check")
 def aws_article_check(docs_dir: Path, path: str, instances: str) -> str:
     history = read_rows(docs_dir, path)
-    now = {r["instance_type"]: r for r in instance_rows(docs_dir, instances)}
+    now = {r["instance_type"]: r for r in read_rows(docs_dir, instances)}
     body = []
     for r in (r for r in history if r["note"] == "the original article"):
         cur = now[r["instance_type"]]
@@ -172,7 +159,7 @@ def aws_cost_per_job(docs_dir: Path, path: str, reference: str, hours: str, tflo
 
     tflops: "instance:TFLOPS per accelerator,..." (sourced on the page); the job takes `hours`
     on `reference`, and on another instance hours x (reference's total / its total TFLOPS)."""
-    rows = {r["instance_type"]: r for r in instance_rows(docs_dir, path)}
+    rows = {r["instance_type"]: r for r in read_rows(docs_dir, path)}
     per_acc = {k: float(v) for k, v in (item.split(":") for item in tflops.split(","))}
     total = {k: v * float(rows[k]["accelerator_count"]) for k, v in per_acc.items()}
     ref_hours = float(hours)

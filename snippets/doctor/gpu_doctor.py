@@ -1127,11 +1127,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", default=os.environ.get("GPU_DOCTOR_ROOT", "/"),
                         help="read /proc, /sys, /dev and /usr/local under this directory instead of / "
                              "(for tests and chroots; default $GPU_DOCTOR_ROOT or /)")
+    parser.add_argument("--replay", metavar="FILE", type=Path,
+                        help="diagnose the facts recorded in FILE (a --json report, from any "
+                             "machine) instead of this machine's")
     parser.add_argument("--probe-libraries", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.probe_libraries:
         print("GPU-DOCTOR-JSON " + json.dumps(probe_libraries(json.loads(args.probe_libraries))))
         return 0
+    if args.replay:
+        try:
+            report = json.loads(args.replay.read_text())
+            if report.get("schema") != SCHEMA:
+                raise ValueError(f"schema {report.get('schema')!r}, expected {SCHEMA!r}")
+            facts = report["facts"]
+            report.update(findings=diagnose(facts), usable=gpu_usable(facts))
+            report["exit_status"] = exit_status(facts, report["findings"])
+        except OSError as exc:
+            parser.error(f"--replay {args.replay}: {exc.strerror}")
+        except (ValueError, KeyError, TypeError) as exc:
+            parser.error(f"--replay {args.replay}: not a doctor report ({exc})")
+        print(render_text(report), end="")
+        return report["exit_status"]
     if not Path(args.root).is_dir():
         parser.error(f"--root {args.root!r} is not a directory")
     if args.frameworks not in ("auto", "none"):

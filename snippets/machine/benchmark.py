@@ -6,17 +6,20 @@ host<->device copies with pageable and pinned memory, and FP64, FP32, TF32 and B
 matrix-product rates (cuBLAS). Every result is checked before it is timed.
 
 Run it with:  python snippets/bench/run.py machine --output machine.json
+         (or:  python snippets/machine/benchmark.py --output machine.json)
 A quick check with small sizes:  python snippets/bench/run.py machine --cases quick-cpu ...
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 
 import numpy as np
 from numba import njit, prange
 
-from bench.runner import Benchmark, Case, Prepared, register
+from bench import run
+from bench.runner import Benchmark, Case, Prepared, Variant
 
 A = np.float32(2.0)
 # Largest relative error (Frobenius norm, against float64) each precision may show.
@@ -70,9 +73,25 @@ STREAM = ("read", "copy", "saxpy")
 CPU_MM = ("cpu_fp64", "cpu_fp32")
 GPU_MM = ("gpu_fp64", "gpu_fp32", "gpu_tf32", "gpu_bf16")
 PCIE = ("h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned")
-VARIANTS = {**{f"cpu_{k}": "cpu" for k in STREAM}, **{v: "cpu" for v in CPU_MM},
-            "gpu_copy": "gpu", "gpu_saxpy": "gpu", **{v: "gpu" for v in GPU_MM},
-            **{v: "gpu" for v in PCIE}}
+# The registry: the label the page's table shows (the size is added there), and the roofline
+# group: a ceiling (memory or compute roof), a point, or a host<->device transfer.
+VARIANTS = {
+    "cpu_read": Variant("read (sum) bandwidth", device="cpu", group="ceiling"),
+    "cpu_copy": Variant("copy bandwidth", device="cpu", group="ceiling"),
+    "cpu_saxpy": Variant("SAXPY bandwidth", device="cpu", group="ceiling"),
+    "cpu_fp64": Variant("FP64 matrix product", device="cpu", group="ceiling"),
+    "cpu_fp32": Variant("FP32 matrix product", device="cpu", group="ceiling"),
+    "gpu_copy": Variant("copy bandwidth", group="ceiling"),
+    "gpu_saxpy": Variant("SAXPY bandwidth", group="point"),
+    "gpu_fp64": Variant("FP64 matrix product", group="ceiling"),
+    "gpu_fp32": Variant("FP32 matrix product", group="ceiling"),
+    "gpu_tf32": Variant("TF32 matrix product", group="ceiling"),
+    "gpu_bf16": Variant("BF16 matrix product", group="ceiling"),
+    "h2d_pageable": Variant("host → device, pageable memory", group="transfer"),
+    "h2d_pinned": Variant("host → device, pinned memory", group="transfer"),
+    "d2h_pageable": Variant("device → host, pageable memory", group="transfer"),
+    "d2h_pinned": Variant("device → host, pinned memory", group="transfer"),
+}
 CASES = {
     "cpu-stream": Case({"n": 2**26}, variants=tuple(f"cpu_{k}" for k in STREAM)),
     "cpu-matmul": Case({"n": 2048}, variants=CPU_MM),
@@ -182,9 +201,12 @@ def setup_gpu(variant: str, n: int) -> Prepared:
 
 
 def setup(variant: str, p: dict) -> Prepared:
-    return (setup_cpu if VARIANTS[variant] == "cpu" else setup_gpu)(variant, p["n"])
+    return (setup_cpu if VARIANTS[variant].device == "cpu" else setup_gpu)(variant, p["n"])
 
 
-BENCHMARK = register(Benchmark(
+BENCHMARK = Benchmark(
     name="machine", variants=VARIANTS, cases=CASES, setup=setup, reference=reference,
-    check=check, counts=counts, probe_params={"n": 1024}))
+    check=check, counts=counts, probe_params={"n": 1024})
+
+if __name__ == "__main__":
+    sys.exit(run.main(BENCHMARK))

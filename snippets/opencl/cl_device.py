@@ -1,42 +1,21 @@
 """List every OpenCL platform and device on this machine, and whether each can compile a kernel.
 
-Run:  python cl_device.py [--device any|gpu|cpu]
+Run:  python cl_device.py
 
 OpenCL finds its drivers through an ICD loader: each driver (NVIDIA, AMD, Intel, PoCL for CPUs)
 registers a platform, and each platform lists its devices. A device that is listed may still be
 unable to compile: PoCL, for one, fails every build on a CPU model its LLVM does not know.
 
-vector_add_saxpy.py imports its device handling from this file (pick_device, build, check_fits):
+vector_add_saxpy.py imports its device handling from this file (pick_device, build):
 keep the two side by side.
 """
 
 # --8<-- [start:imports]
-import os
-import signal
 import sys
-
-
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
-
-import argparse
 import warnings
 
-try:
-    import pyopencl as cl
-except ModuleNotFoundError:  # --help still works; main() says what to install
-    cl = None
+import pyopencl as cl
 # --8<-- [end:imports]
-
-NOT_INSTALLED = ("error: pyopencl is not installed here: pip install pyopencl, plus an OpenCL "
-                 "driver (see the OpenCL section of the platforms page)")
-
 
 # --8<-- [start:pick]
 INTEL_CPU = "such as Intel's (pip install intel-opencl-rt intel-cmplr-lib-rt)"
@@ -104,17 +83,6 @@ def explain_build_failure(device, log: str) -> str:
             f"({first_error(log)}); fix: try another device with --device, or update the driver")
 
 
-def check_fits(device, n: int, arrays: int = 3) -> None:
-    """Refuse sizes the device or the host cannot hold, before allocating anything."""
-    nbytes = 4 * n
-    if nbytes > device.max_mem_alloc_size:
-        raise OpenCLProblem(f"N = {n} needs {nbytes / 2**20:.0f} MiB per buffer; "
-                            f"{device.name.strip()} allows {device.max_mem_alloc_size / 2**20:.0f} "
-                            "MiB: choose a smaller N")
-    free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    if 2 * arrays * nbytes > free:  # host arrays, and buffers in host memory on a CPU device
-        raise OpenCLProblem(f"N = {n} needs about {2 * arrays * nbytes / 2**30:.1f} GiB of host "
-                            f"memory, {free / 2**30:.1f} GiB is free: choose a smaller N")
 # --8<-- [end:pick]
 
 
@@ -138,35 +106,15 @@ def compile_problem(device) -> str | None:
 # --8<-- [end:probe]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("--device", choices=("any", "gpu", "cpu"), default="any",
-                        help="list only devices of this kind; exit 1 if none of them compiles")
-    args = parser.parse_args(argv)
-    if cl is None:
-        print(NOT_INSTALLED, file=sys.stderr)
-        return 2
+if __name__ == "__main__":  # list every device, and whether its driver compiles a kernel
     try:
-        devices = find_devices(args.device)
+        devices = find_devices("any")
     except OpenCLProblem as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    problems = []
-    for device in devices:
-        problems.append(compile_problem(device))
-        print(f"{describe(device)}: " + ("compiles" if problems[-1] is None else
-                                         f"cannot compile ({problems[-1]})"))
+        sys.exit(f"error: {exc}")
+    problems = [compile_problem(device) for device in devices]
+    for device, problem in zip(devices, problems):
+        print(f"{describe(device)}: " + ("compiles" if problem is None else
+                                         f"cannot compile ({problem})"))
     if None not in problems:
-        if any("unknown target CPU" in p for p in problems):  # PoCL's LLVM does not know this CPU
-            fix = f"use a CPU runtime that does not need LLVM to know the CPU model, {INTEL_CPU}"
-        else:
-            fix = "install a driver that supports this CPU or GPU"
-        print(f"error: no OpenCL device here can compile a kernel; fix: {fix} ({REGISTER})",
-              file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        sys.exit(f"error: no OpenCL device here can compile a kernel; fix: use a CPU runtime "
+                 f"that does not need LLVM to know the CPU model, {INTEL_CPU} ({REGISTER})")
