@@ -36,6 +36,7 @@ VARIANTS = {
     "numba_grid_stride": Variant("Numba, grid-stride", step="2"),
     "numba_unrolled": Variant("Numba, four per trip", step="3"),
     "numba_vector": Variant("Numba, 16-byte vector", step="4"),
+    "numba_forall": Variant("Numba, `forall`, occupancy-chosen blocks"),
     "numba_copy": Variant("`cudaMemcpy` (Numba)", group="copy"),
     "cupy_expression": Variant("CuPy expression"),
     "cupy_elementwise": Variant("CuPy ElementwiseKernel"),
@@ -62,7 +63,8 @@ CPU = tuple(k for k, v in VARIANTS.items() if v.device == "cpu")
 BAR = ("cuda_c", "numba_vector", "cupy_raw")  # rounds 2 and 3 (cuda_c brings three copies)
 CASES = {
     "smoke": Case({"n": 1027}, variants=("numba_one", "numba_grid_stride", "numba_unrolled",
-                                         "numba_vector", "numba_copy", *CPU), default=False),
+                                         "numba_vector", "numba_forall", "numba_copy", *CPU),
+                  default=False),
     "cpu": Case({"n": 2**26}, variants=CPU),
     "gpu-1": Case({"n": LARGE}, variants=GPU),
     "gpu-2": Case({"n": LARGE}, variants=BAR, note="rounds 2 and 3: the fastest versions only"),
