@@ -1,9 +1,6 @@
-"""SAXPY results (python snippets/bench/run.py saxpy): the progression, every version against the
-fastest copy of its round, the copies, the size sweep, transfers and the Nsight Compute report.
-
-Rows come from the results file: its `variants` block (the registry of snippets/saxpy/benchmark.py:
-label, step, group) and its measurements. Every ratio is against one ceiling per round, the
-fastest device copy measured in that round (`bench.results.share_of_best(doc, "copy")`).
+"""SAXPY results (run.py saxpy): the progression, every version against the fastest copy of its
+round, the copies, the size sweep, compile times, transfers and the Nsight Compute report. Rows
+come from the results file (its `variants`: label, step, group); ratios from share_of_best.
 """
 
 from __future__ import annotations
@@ -73,8 +70,7 @@ def saxpy_host(docs_dir: Path, path: str, key: str) -> str:
 def saxpy_progression(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
     """One row per step, one column per toolkit (the label before its first comma)."""
     doc, _, intro = load_results(docs_dir, path)
-    ratios = results.share_of_best(doc, "copy")[case]
-    rows = kernel_rows(doc, case)
+    ratios, rows = results.share_of_best(doc, "copy")[case], kernel_rows(doc, case)
     toolkits: list[str] = []
     table = []
     for step, keys in steps(doc).items():
