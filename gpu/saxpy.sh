@@ -19,7 +19,7 @@ timeout 60 nvcc -O3 -arch=sm_90 -Xptxas -v -o build/saxpy snippets/saxpy/saxpy.c
     | tee "$RESULTS_DIR/saxpy-nvcc.txt" || status=1
 
 step "global loads and stores of the Numba kernels (PTX, SASS)"
-(cd snippets/saxpy && timeout 60 python3 show_ptx.py --sass) 2>&1 \
+(cd snippets/saxpy && timeout 60 python3 show_ptx.py) 2>&1 \
     | tee "$RESULTS_DIR/saxpy-numba-ptx.txt" || status=1
 
 if [ "${SAXPY_NCU:-0}" = 1 ]; then
@@ -29,7 +29,7 @@ if [ "${SAXPY_NCU:-0}" = 1 ]; then
     cache=$(mktemp -d)
     CUPY_CACHE_DIR=$cache CUPY_CACHE_SAVE_CUDA_SOURCE=1 timeout 90 ncu --clock-control none \
         "${sections[@]}" -k regex:'^saxpy' -c 2 \
-        python3 snippets/saxpy/saxpy_cupy.py 67108864 --repeats 1 \
+        python3 snippets/saxpy/saxpy_cupy.py 67108864 \
         > "$RESULTS_DIR/saxpy-ncu.txt" 2>&1 || status=1
     src=$(grep -l "y = a \* x + y" "$cache"/*/*.cu "$cache"/*.cu 2>/dev/null | head -1)
     [ -n "$src" ] && cp "$src" "$RESULTS_DIR/saxpy-cupy-source.cu"

@@ -1,8 +1,6 @@
-"""SAXPY results (python snippets/bench/run.py saxpy): the progression, every version against the
-fastest copy of its round, the copies, the size sweep, transfers and the Nsight Compute report.
-
-Every ratio is taken against one ceiling per round: the fastest device copy measured in that
-round (snippets/saxpy/benchmark.py, `of_fastest_copy`).
+"""SAXPY results (run.py saxpy): the progression, every version against the fastest copy of its
+round, the copies, the size sweep, compile times, transfers and the Nsight Compute report. Rows
+come from the results file (its `variants`: label, step, group); ratios from share_of_best.
 """
 
 from __future__ import annotations
@@ -10,24 +8,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import markdown_table, renderer, svg_figure
 from bench import results
 
-from .run_details import describe_run, label, load_results, of_group
-
-ROUNDS = ("gpu-1", "gpu-2", "gpu-3")
-
-
-def name(doc: dict, variant: str) -> str:
-    return label(doc, variant)
-
-
-def of_fastest_copy(doc: dict) -> dict[str, dict[str, float]]:
-    return results.share_of_best(doc, "copy")
-
-
-STEPS = [("one element per thread", "one"), ("grid-stride, one per trip", "grid_stride"),
-         ("grid-stride, four per trip", "unrolled"), ("16-byte loads and stores", None)]
+from . import markdown_table, renderer, svg_figure, value
+from .run_details import label, load_results, of_group
 
 
 def kernel_rows(doc: dict, case: str) -> dict[str, dict]:
@@ -43,138 +27,149 @@ def pct(x: float) -> str:
     return f"{100 * x:.1f}&nbsp;%"
 
 
+def power_of_two(n: int) -> str:
+    return f"2<sup>{n.bit_length() - 1}</sup>" if n & (n - 1) == 0 else f"{n:,}"
+
+
 def fastest_copy(doc: dict, case: str) -> dict:
     copies = [m for v, m in kernel_rows(doc, case).items() if v in of_group(doc, "copy")]
     return max(copies, key=gbs)
 
 
-def how_measured(doc: dict) -> str:
-    notes = "".join(f"\n- {n}" for n in doc.get("notes", []))
-    body = describe_run(doc) + (f"\n\nNotes:{notes}" if notes else "")
-    return '??? info "How this was measured"\n\n' + "\n".join(
-        "    " + line for line in body.splitlines()) + "\n"
+def steps(doc: dict) -> dict[str, list[str]]:
+    """{step: its variants, in registry order}, steps in the page's order."""
+    found: dict[str, list[str]] = {}
+    for key, v in doc["variants"].items():
+        if v.get("step"):
+            found.setdefault(v["step"], []).append(key)
+    return dict(sorted(found.items()))
+
+
+@value("saxpy.n")
+def saxpy_n(docs_dir: Path, path: str, case: str) -> str:
+    """N of a case (2<sup>k</sup> for a power of two)."""
+    doc = load_results(docs_dir, path)[0]
+    return power_of_two(next(m["params"]["n"] for m in doc["measurements"] if m["case"] == case))
+
+
+@value("saxpy.fastest_copy")
+def saxpy_fastest_copy(docs_dir: Path, path: str, case: str, show: str = "label") -> str:
+    """The fastest copy of a round: its label (show=label) or its GB/s (show=gbs)."""
+    doc = load_results(docs_dir, path)[0]
+    best = fastest_copy(doc, case)
+    return label(doc, best["variant"]) if show == "label" else f"{gbs(best):,.0f}"
+
+
+@value("saxpy.host")
+def saxpy_host(docs_dir: Path, path: str, key: str) -> str:
+    """A field of the measuring machine's host: cpu, cores."""
+    return str(load_results(docs_dir, path)[0]["system"]["host"].get(key, "?"))
 
 
 @renderer("saxpy_progression")
-def saxpy_progression(docs_dir: Path, path: str) -> str:
+def saxpy_progression(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
+    """One row per step, one column per toolkit (the label before its first comma)."""
     doc, _, intro = load_results(docs_dir, path)
-    ratios = of_fastest_copy(doc)["gpu-1"]
-    rows = kernel_rows(doc, "gpu-1")
-    out = []
-    for k, (step, suffix) in enumerate(STEPS, 1):
-        cells = [f"{k}. {step}"]
-        for toolkit, last in (("cuda_c", "float4"), ("numba", "vector")):
-            v = f"{toolkit}_{suffix or last}"
-            cells.append(f"{gbs(rows[v]):,.0f} GB/s ({pct(ratios[v])})" if v in rows else "–")
-        out.append(cells)
-    best = fastest_copy(doc, "gpu-1")
-    n = rows["cuda_c_float4"]["params"]["n"]
-    return (intro + markdown_table(["step", "CUDA C", "Numba"], out, "lrr")
-            + f"\n\nN = 2<sup>{n.bit_length() - 1}</sup> float32, kernel time by CUDA events "
-            f"(median); in brackets: of the fastest device copy of the same run, "
-            f"{name(doc, best['variant'])} at {gbs(best):,.0f} GB/s.\n")
+    ratios, rows = results.share_of_best(doc, "copy")[case], kernel_rows(doc, case)
+    toolkits: list[str] = []
+    table = []
+    for step, keys in steps(doc).items():
+        cells = {}
+        for key in keys:
+            toolkit, _, what = label(doc, key).partition(", ")
+            toolkits += [toolkit] if toolkit not in toolkits else []
+            if key in rows:
+                cells[toolkit] = f"{gbs(rows[key]):,.0f} GB/s ({pct(ratios[key])})"
+        table.append([f"{step}. {label(doc, keys[0]).partition(', ')[2]}", cells])
+    out = [[first] + [cells.get(t, "–") for t in toolkits] for first, cells in table]
+    return intro + markdown_table(["step", *toolkits], out, "l" + "r" * len(toolkits)) + "\n"
 
 
 @renderer("saxpy_table")
-def saxpy_table(docs_dir: Path, path: str) -> str:
+def saxpy_table(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
+    """Every version outside the progression or at its last step, GPU then CPU, fastest first;
+    copies are left out (they are the ceiling)."""
     doc, _, intro = load_results(docs_dir, path)
-    ratios = of_fastest_copy(doc)
-    first = kernel_rows(doc, "gpu-1")
+    ratios = results.share_of_best(doc, "copy")
+    rounds = [c for c in ratios if c.startswith(case.rpartition("-")[0] + "-")]
+    last_step = max(steps(doc), default="")
     rows = []
-    for v in ("cuda_c_float4", "numba_vector", "cupy_raw", "torch_saxpy", "cupy_elementwise_256",
-              "cupy_elementwise", "cupy_expression"):
-        if v not in first:
-            continue
-        seen = [ratios[r][v] for r in ROUNDS if r in ratios and v in ratios[r]]
-        spread = (f"{pct(min(seen))} – {pct(max(seen))}" if len(seen) > 1 else "one round")
-        rows.append([name(doc, v), f"{gbs(first[v]):,.0f}", pct(ratios["gpu-1"][v]), spread])
-    cpu = kernel_rows(doc, "cpu")
-    for v in ("numba_parallel", "numpy"):
-        if v in cpu:
-            rows.append([name(doc, v), f"{gbs(cpu[v]):,.0f}", "–", "–"])
+    for device, where in (("gpu", case), ("cpu", "cpu")):
+        measured = kernel_rows(doc, where)
+        shown = [k for k, v in doc["variants"].items() if k in measured and v["device"] == device
+                 and not v.get("group") and v.get("step", "") in ("", last_step)]
+        for k in sorted(shown, key=lambda k: gbs(measured[k]), reverse=True):
+            if device == "cpu":
+                rows.append([label(doc, k), f"{gbs(measured[k]):,.0f}", "–", "–"])
+                continue
+            seen = [ratios[r][k] for r in rounds if k in ratios[r]]
+            spread = f"{pct(min(seen))} – {pct(max(seen))}" if len(seen) > 1 else "one round"
+            rows.append([label(doc, k), f"{gbs(measured[k]):,.0f}", pct(ratios[case][k]), spread])
     if not rows:
         raise ValueError(f"{path}: no SAXPY measurements")
-    n_gpu = first["cuda_c_float4"]["params"]["n"] if "cuda_c_float4" in first else 0
-    n_cpu = next(iter(cpu.values()))["params"]["n"] if cpu else 0
-    cpu_text = (f" The CPU rows: N = 2<sup>{n_cpu.bit_length() - 1}</sup>, on "
-                f"{doc['system']['host'].get('cores', '?')} vCPUs of the virtual machine that "
-                f"hosts the GPU ({doc['system']['host'].get('cpu', '?')}).") if cpu else ""
-    return (intro + markdown_table(["version", "GB/s", "of fastest copy", "range, 3 rounds"],
-                                   rows, "lrrr")
-            + f"\n\nGPU rows: N = 2<sup>{n_gpu.bit_length() - 1}</sup> float32, round 1; the "
-            "last column is the lowest and highest ratio over the rounds that measured the "
-            f"version, each against its own round's fastest copy.{cpu_text}\n\n"
-            + how_measured(doc) + "\n")
+    return intro + markdown_table(["version", "GB/s", "of fastest copy",
+                                   f"range, {len(rounds)} rounds"], rows, "lrrr") + "\n"
 
 
 @renderer("saxpy_copies")
-def saxpy_copies(docs_dir: Path, path: str) -> str:
+def saxpy_copies(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
     doc, _, intro = load_results(docs_dir, path)
-    rows = kernel_rows(doc, "gpu-1")
-    copies = sorted((m for v, m in rows.items() if v in of_group(doc, "copy")), key=gbs,
-                    reverse=True)
-    best = gbs(copies[0])
-    table = [[name(doc, m["variant"]), f"{gbs(m):,.0f}", pct(gbs(m) / best)]
+    copies = sorted((m for v, m in kernel_rows(doc, case).items() if v in of_group(doc, "copy")),
+                    key=gbs, reverse=True)
+    table = [[label(doc, m["variant"]), f"{gbs(m):,.0f}", pct(gbs(m) / gbs(copies[0]))]
              for m in copies]
     return intro + markdown_table(["copy", "GB/s", "of the fastest"], table, "lrr") + "\n"
 
 
 @renderer("saxpy_sweep")
-def saxpy_sweep(docs_dir: Path, path: str) -> str:
+def saxpy_sweep(docs_dir: Path, path: str, variants: str, alt: str) -> str:
+    """Bandwidth against N for the variants named (comma-separated), over the small-* cases and
+    gpu-1."""
     import matplotlib.pyplot as plt
 
     doc, _, intro = load_results(docs_dir, path)
-    series: dict[str, list[tuple[int, float]]] = {}
+    wanted = variants.split(",")
+    series: dict[str, list[tuple[int, float]]] = {label(doc, v).replace("`", ""): [] for v in wanted}
     for m in doc["measurements"]:
-        if m["phase"] != "kernel" or not (m["case"].startswith("small-") or m["case"] == "gpu-1"):
-            continue
-        if m["variant"] in ("cuda_c_float4", "numba_vector", "cuda_c_copy_float4"):
-            series.setdefault(name(doc, m["variant"]).replace("`", ""), []).append(
-                (m["params"]["n"], gbs(m)))
+        if m["phase"] == "kernel" and m["variant"] in wanted and (
+                m["case"].startswith("small-") or m["case"] == "gpu-1"):
+            series[label(doc, m["variant"]).replace("`", "")].append((m["params"]["n"], gbs(m)))
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for (label, pts), marker in zip(sorted(series.items()), "osD"):
+    for (name, pts), marker in zip(sorted(series.items()), "osD^v"):
         pts.sort()
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, ms=5, label=label)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, ms=5, label=name)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("N (float32 elements per array)")
     ax.set_ylabel("GB/s (CUDA events)")
     ax.grid(True, which="major")
     ax.legend(loc="lower right")
-    alt = ("Effective bandwidth of the CUDA C float4 SAXPY, the Numba vector SAXPY and the float4 "
-           "copy kernel against array size: flat at small sizes, where a launch's fixed cost "
-           "dominates, rising to the memory's rate at the largest size")
     return intro + svg_figure(fig, alt=alt) + "\n"
 
 
 @renderer("saxpy_compile")
 def saxpy_compile(docs_dir: Path, path: str) -> str:
     doc, _, intro = load_results(docs_dir, path)
-    rows = [[name(doc, m["variant"]), m["phase"].replace("_", " "), f"{m['median_s']:.2f}"]
+    rows = [[label(doc, m["variant"]), m["phase"].replace("_", " "), f"{m['median_s']:.2f}"]
             for m in doc["measurements"] if m["case"] == "compile"]
-    return intro + markdown_table(["what", "phase", "seconds"], rows, "llr") + (
-        "\n\nEach a first call in a fresh process: with an empty on-disk cache "
-        "(compile first), then with the cache that run left (compile cached).\n")
+    return intro + markdown_table(["what", "phase", "seconds"], rows, "llr") + "\n"
 
 
 @renderer("saxpy_transfers")
 def saxpy_transfers(docs_dir: Path, path: str) -> str:
+    """The host<->device copies of the machine file (variants h2d_pinned, d2h_pageable, ...)."""
     doc, _, intro = load_results(docs_dir, path)
-    names = {"h2d": "host → device", "d2h": "device → host"}
-    rows = [[names[m["variant"][:3]], m["variant"][4:], f"{m['median_s'] * 1e3:.1f}",
+    arrow = {"h2d": "host → device", "d2h": "device → host"}  # that file carries no labels yet
+    rows = [[arrow[m["variant"][:3]], m["variant"][4:], f"{m['median_s'] * 1e3:.1f}",
              f"{m['bytes'] / m['median_s'] / 1e9:.1f}"]
             for m in doc["measurements"] if m["case"] == "pcie" and m["phase"] == "kernel"]
     if not rows:
-        return intro + "No host↔device copies in this file.\n"
-    n = next(m["params"]["n"] for m in doc["measurements"] if m["case"] == "pcie")
-    return (intro + markdown_table(["direction", "host memory", "ms", "GB/s"], rows, "llrr")
-            + f"\n\n2<sup>{n.bit_length() - 1}</sup> float32 (one array) through PyTorch, from "
-            "the machine measurement of the [CPU vs GPU](../why/cpu-vs-gpu.md) page.\n")
+        raise ValueError(f"{path}: no host↔device copies (case pcie)")
+    return intro + markdown_table(["direction", "host memory", "ms", "GB/s"], rows, "llrr") + "\n"
 
 
 NCU_KERNEL = re.compile(r"^  (\w+)[^()]*(?:\([^)]*\))? \((\d+), 1, 1\)x\((\d+), 1, 1\)")
-NCU_METRICS = {"Duration": "duration (µs)", "DRAM Throughput": "DRAM, of peak",
-               "Achieved Occupancy": "achieved occupancy", "Registers Per Thread": "registers"}
+NCU_METRICS = ("Achieved Occupancy", "DRAM Throughput", "Duration")
 
 
 def parse_ncu(text: str) -> list[dict]:
@@ -185,30 +180,23 @@ def parse_ncu(text: str) -> list[dict]:
         if m:
             found.append({"kernel": m[1], "grid": int(m[2]), "block": int(m[3])})
             continue
-        parts = line.split()
         for key in NCU_METRICS:
             if found and line.strip().startswith(key + " ") and key not in found[-1]:
-                found[-1][key] = parts[-1]
+                found[-1][key] = line.split()[-1]
     return found
 
 
 @renderer("saxpy_ncu")
 def saxpy_ncu(docs_dir: Path, log: str) -> str:
-    file = (docs_dir / log).resolve()
-    kernels = parse_ncu(file.read_text())
+    """The first profiled launch of each kernel of an ncu report."""
     seen, rows = set(), []
-    for k in kernels:
-        if k["kernel"] in seen:
-            continue
-        seen.add(k["kernel"])
-        rows.append([f"`{k['kernel']}`", f"{k['block']}", f"{k['grid']:,}"]
-                    + [k.get(key, "–") + ("&nbsp;%" if key != "Duration" else "") for key in
-                       ("Achieved Occupancy", "DRAM Throughput", "Duration")])
+    for k in parse_ncu((docs_dir / log).read_text()):
+        if k["kernel"] not in seen:
+            seen.add(k["kernel"])
+            rows.append([f"`{k['kernel']}`", f"{k['block']}", f"{k['grid']:,}"]
+                        + [k.get(key, "–") + ("&nbsp;%" if key != "Duration" else "")
+                           for key in NCU_METRICS])
     if not rows:
         raise ValueError(f"{log}: no kernels found in the ncu report")
-    root = Path(docs_dir).resolve().parent
-    rel = file.relative_to(root) if root in file.parents else log
-    return (markdown_table(["kernel", "block", "grid", "achieved occupancy", "DRAM, of peak",
-                            "µs"], rows, "lrrrrr")
-            + f"\n\nFrom Nsight Compute (`ncu --clock-control none`), first profiled launch of "
-            f"each kernel; raw report: `{rel}`.\n")
+    return markdown_table(["kernel", "block", "grid", "achieved occupancy", "DRAM, of peak", "µs"],
+                          rows, "lrrrrr") + "\n"

@@ -1,10 +1,6 @@
 // Array addition on the CPU: the reference the GPU versions are checked against.
 // Build: gcc -O2 -Wall -o build/vector_add snippets/array_addition/vector_add.c
 // Run:   ./build/vector_add [N]      (default N = 6: A = 1..6, B = 7..12)
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
-
 #include "vector_add_common.h"
 
 // --8<-- [start:add]

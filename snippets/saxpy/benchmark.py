@@ -15,15 +15,15 @@ import functools
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 
-import sys
-
 from bench import run
 from bench.runner import Benchmark, Case, Prepared, Variant
 from saxpy_common import A, make_inputs
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path(__file__).with_name("saxpy.cu")
 BINARY = Path(os.environ.get("SAXPY_CUDA_BINARY", ROOT / "build" / "saxpy"))
@@ -36,6 +36,7 @@ VARIANTS = {
     "numba_grid_stride": Variant("Numba, grid-stride", step="2"),
     "numba_unrolled": Variant("Numba, four per trip", step="3"),
     "numba_vector": Variant("Numba, 16-byte vector", step="4"),
+    "numba_forall": Variant("Numba, `forall`, occupancy-chosen blocks"),
     "numba_copy": Variant("`cudaMemcpy` (Numba)", group="copy"),
     "cupy_expression": Variant("CuPy expression"),
     "cupy_elementwise": Variant("CuPy ElementwiseKernel"),
@@ -62,7 +63,8 @@ CPU = tuple(k for k, v in VARIANTS.items() if v.device == "cpu")
 BAR = ("cuda_c", "numba_vector", "cupy_raw")  # rounds 2 and 3 (cuda_c brings three copies)
 CASES = {
     "smoke": Case({"n": 1027}, variants=("numba_one", "numba_grid_stride", "numba_unrolled",
-                                         "numba_vector", "numba_copy", *CPU), default=False),
+                                         "numba_vector", "numba_forall", "numba_copy", *CPU),
+                  default=False),
     "cpu": Case({"n": 2**26}, variants=CPU),
     "gpu-1": Case({"n": LARGE}, variants=GPU),
     "gpu-2": Case({"n": LARGE}, variants=BAR, note="rounds 2 and 3: the fastest versions only"),
@@ -141,8 +143,8 @@ def cuda_c_output(n: int, repeats: int = 20) -> str:
     return proc.stdout
 
 
-# The teaching files are imported where a variant needs them: the site's renderers import this
-# file for of_fastest_copy, and the site's environment has neither Numba nor CuPy.
+# The teaching files are imported where a variant needs them: a machine without CuPy or PyTorch
+# still runs the other variants.
 def setup_cpu(variant: str, n: int) -> Prepared:
     import saxpy_numba_cpu
     import saxpy_numpy
@@ -197,10 +199,8 @@ def setup_numba(variant: str, n: int) -> Prepared:
 def setup_cupy(variant: str, n: int) -> Prepared:
     import saxpy_cupy
 
-    cp = saxpy_cupy.import_cupy()
-    if cp is None:
-        raise RuntimeError("CuPy is not installed or finds no GPU")
-    fn = None if variant == "cupy_copy" else saxpy_cupy.kernels(cp)[variant.removeprefix("cupy_")]
+    cp = saxpy_cupy.cp
+    fn = None if variant == "cupy_copy" else saxpy_cupy.KERNELS[variant.removeprefix("cupy_")]
     return on_device(variant, n, cp.asarray, cp.empty_like,
                      lambda dst, src: dst.data.copy_from_device(src.data, src.nbytes),
                      lambda d, out=None: d.get(out=out),

@@ -1,31 +1,11 @@
-"""SAXPY (y = a*x + y) on an NVIDIA GPU with Numba CUDA: four kernels, from one element per
-thread to 16-byte loads and stores, each timed next to a device-to-device copy.
-
-Run:  python saxpy_numba_cuda.py [N]          (default N = 2^28 floats; needs an NVIDIA GPU,
-      `pip install numba-cuda` and saxpy_common.py beside it)
-Without a GPU, the CUDA simulator runs the same kernels on the CPU (small N, check only):
-      NUMBA_ENABLE_CUDASIM=1 python saxpy_numba_cuda.py 1000 --check-only
-"""
-
-import os
-import signal
-import sys
-
-
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
-
+"""SAXPY (y = a*x + y) with Numba CUDA: four kernels, from one element per thread to 16-byte
+accesses. Run: python saxpy_numba_cuda.py [N]  (no GPU: NUMBA_ENABLE_CUDASIM=1 python ...)"""
+import argparse
 
 # --8<-- [start:imports]
 from numba import config, cuda
 
-from saxpy_common import A, CALLS, command_line, make_inputs, mismatches, report, seconds_per_call
+from saxpy_common import mismatches
 # --8<-- [end:imports]
 
 
@@ -142,12 +122,11 @@ KERNELS = {"one": saxpy_one, "grid_stride": saxpy_grid_stride, "unrolled": saxpy
 THREADS = 256  # threads per block
 
 
-def blocks_for(variant: str, n: int, threads: int = THREADS, per_sm: int = 32) -> int:
-    """Blocks to launch: one thread per element (per four for "vector"); the grid-stride
-    kernels get a fixed grid of `per_sm` blocks per SM, never more than the data needs."""
+def blocks_for(variant: str, n: int, per_sm: int = 32) -> int:
+    """One thread per element (per four for "vector"), or `per_sm` blocks per SM (grid-stride)."""
     if variant == "vector":
-        return max(1, -(-(n // 4) // threads))
-    needed = -(-n // threads)
+        return max(1, -(-(n // 4) // THREADS))
+    needed = -(-n // THREADS)
     if variant == "one":
         return needed
     sms = getattr(cuda.get_current_device(), "MULTIPROCESSOR_COUNT", 1)  # 1 on the simulator
@@ -155,6 +134,8 @@ def blocks_for(variant: str, n: int, threads: int = THREADS, per_sm: int = 32) -
 
 
 def saxpy(variant: str, a, d_x, d_y):
+    if variant == "forall":  # step 1's kernel; Numba asks the occupancy API for the block size
+        return saxpy_one.forall(d_y.size)(a, d_x, d_y)
     if variant == "vector":  # 16-byte accesses need 16-byte aligned, contiguous arrays
         for d in (d_x, d_y):
             address = 0 if config.ENABLE_CUDASIM else d.device_ctypes_pointer.value
@@ -165,45 +146,15 @@ def saxpy(variant: str, a, d_x, d_y):
 
 
 def check(variant: str, n: int) -> int:
-    """Run one kernel once; how many elements differ from NumPy's result."""
     return mismatches(lambda a, x, y: saxpy(variant, a, x, y), n, cuda.to_device,
                       lambda d: d.copy_to_host())
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = command_line(__doc__, n=2**28, repeats=20)
-    parser.add_argument("--variant", choices=[*KERNELS, "all"], default="all",
-                        help="which kernel (default: all four)")
-    parser.add_argument("--check-only", action="store_true",
-                        help="check the result against NumPy and stop (no timing)")
-    args = parser.parse_args(argv)
-    if not cuda.is_available():
-        print("error: no CUDA GPU found; to try this on the CPU, set NUMBA_ENABLE_CUDASIM=1",
-              file=sys.stderr)
-        return 1
-    variants = list(KERNELS) if args.variant == "all" else [args.variant]
-    for variant in variants:
-        wrong = check(variant, args.n)
-        if wrong:
-            print(f"error: {variant}: {wrong} of {args.n} elements differ from NumPy",
-                  file=sys.stderr)
-            return 1
-    if args.check_only:
-        print(f"OK: all {args.n} elements match")
-        return 0
-    x, y = make_inputs(args.n)
-    d_x, d_y, d_copy = cuda.to_device(x), cuda.to_device(y), cuda.device_array_like(x)
-    timed = {"device copy": (seconds_per_call(lambda: d_copy.copy_to_device(d_x), args.repeats,
-                                              CALLS, cuda.synchronize), 8)}
-    for variant in variants:
-        timed[variant] = (seconds_per_call(lambda: saxpy(variant, A, d_x, d_y), args.repeats,
-                                           CALLS, cuda.synchronize), 12)
-    report(f"SAXPY, Numba CUDA, N = {args.n:,} float32", args.n, timed, ceiling="device copy")
-    if config.ENABLE_CUDASIM:
-        print("(CUDA simulator: these are times of Python on the CPU, not of a GPU)")
-    print(f"OK: all {args.n} elements match")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    parser = argparse.ArgumentParser(description="Check every SAXPY kernel against NumPy.")
+    parser.add_argument("n", nargs="?", type=int, default=1027, help="float32 elements")
+    n = parser.parse_args().n
+    wrong = {variant: check(variant, n) for variant in (*KERNELS, "forall")}
+    if any(wrong.values()):
+        raise SystemExit(f"error: elements that differ from NumPy, per kernel: {wrong}")
+    print(f"OK: all {n} elements match")
