@@ -12,8 +12,8 @@ from html import escape
 from pathlib import Path
 from urllib.parse import urlparse
 
-from . import load_json, markdown_table, renderer
-from .run_details import describe_run
+from . import load_json, markdown_table, renderer, value
+from .run_details import describe_run, label
 
 URL = re.compile(r"https?://[^\s;,)]+")
 AS_OF = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
@@ -216,21 +216,20 @@ def hlo_counts(text: str) -> tuple[dict[str, int], list[str]]:
     return counts, kinds
 
 
-@renderer("hlo_ops")
-def hlo_ops(docs_dir: Path, path: str) -> str:
-    """One sentence counted from a committed HLO file, so the page never types the count."""
+@value("compilers.hlo")
+def hlo_fact(docs_dir: Path, path: str, fact: str = "total") -> str:
+    """A count from a committed HLO file: total (element-wise operations inside the fusions),
+    ops ("6 multiply, 3 add, ..."), fusions, kinds (of fusion)."""
     file = docs_dir / path
     if not file.is_file():
         raise FileNotFoundError(f"data file {path} not found under {docs_dir}")
     counts, kinds = hlo_counts(file.read_text())
     if not counts or not kinds:
         raise ValueError(f"{path}: no fused element-wise operations found")
-    total = sum(counts.values())
-    parts = ", ".join(f"{n} {op}" for op, n in sorted(counts.items(), key=lambda kv: -kv[1]))
-    kind = ", ".join(sorted(set(kinds)))
-    return (f"Counted in `docs/{path}`: **{total} element-wise operations** ({parts}) inside "
-            f"{len(kinds)} `fusion` instruction{'s' if len(kinds) > 1 else ''} of kind `{kind}` "
-            "(constants, broadcasts and parameters not counted).\n")
+    return {"total": str(sum(counts.values())), "fusions": str(len(kinds)),
+            "kinds": ", ".join(sorted(set(kinds))),
+            "ops": ", ".join(f"{n} {op}" for op, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+            }[fact]
 
 
 def missing_results(path: str, how: str) -> str:
@@ -259,7 +258,7 @@ def size_of(m: dict) -> str:
 def accel_timings(docs_dir: Path, path: str, optional: str = "false", how: str = "gpu/frameworks.sh") -> str:
     """First call (tracing + compilation) next to the warm median, per variant and size. Reads
     both the runner's files (first call in work.first_call_s; training calls of several steps,
-    shown per step) and the older compile_first rows."""
+    shown per step) and the older compile_first rows. Variants by their registry labels."""
     if optional == "true" and not (docs_dir / path).is_file():
         return missing_results(path, how)
     doc = load_json(docs_dir, path)
@@ -267,7 +266,7 @@ def accel_timings(docs_dir: Path, path: str, optional: str = "false", how: str =
     for m in doc["measurements"]:
         key = (m["case"], m["variant"], m["device"], size_of(m))
         groups.setdefault(key, {})[m["phase"]] = m
-    rows, per_step = [], 0
+    rows = []
     for (case, variant, device, size), phases in groups.items():
         warm = phases.get("end_to_end") or phases.get("kernel")
         if warm is None:
@@ -275,19 +274,19 @@ def accel_timings(docs_dir: Path, path: str, optional: str = "false", how: str =
         first = phases.get("compile_first")
         first_s = first["median_s"] if first else (warm.get("work") or {}).get("first_call_s")
         steps = warm.get("params", {}).get("steps_per_call", 1)
-        per_step = max(per_step, steps)
-        rows.append([escape(variant).replace("_", " "), size, device, fmt_ms(first_s),
+        rows.append([label(doc, variant), size, device, fmt_ms(first_s),
                      fmt_ms(warm["median_s"] / steps),
                      f"{warm['spread']:.2f}" if warm.get("spread") else "–"])
     table = markdown_table(["variant", "size", "device", "first call (ms)", "warm, median (ms)",
                             "max/min"], rows, align="lllrrr")
-    legend = "\n\n"
-    if any(m.get("params", {}).get("size") for m in doc["measurements"]):
-        legend += "Size: hidden width × batch. "
-    if per_step > 1:
-        legend += (f"Warm: per training step, the median over calls of {per_step} steps; first "
-                   f"call: the first call of {per_step} steps, tracing and compilation included. ")
-    return table + legend + describe_run(doc) + "\n"
+    return table + "\n\n" + describe_run(doc) + "\n"
+
+
+@value("frameworks.steps")
+def steps_per_call(docs_dir: Path, path: str) -> str:
+    """The training steps in one timed call of a results file (the warm column is per step)."""
+    return str(max(m.get("params", {}).get("steps_per_call", 1)
+                   for m in load_json(docs_dir, path)["measurements"]))
 
 
 @renderer("opencl_timings")
