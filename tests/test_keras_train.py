@@ -19,7 +19,6 @@ from helpers import ROOT, SNIPPETS, load_benchmark, load_snippet, run_snippet
 
 TRAIN, PREDICT, MAKE, MODEL, PROFILE = (f"keras/{name}.py" for name in (
     "train", "predict", "make_dataset", "model", "profile_step"))
-RUNNER = "bench/run.py"
 HAS_JAX = importlib.util.find_spec("jax") is not None
 NEEDS_JAX = pytest.mark.skipif(not HAS_JAX, reason="jax is not installed (pip install jax)")
 BACKENDS = ["tensorflow", pytest.param("jax", marks=NEEDS_JAX)]
@@ -158,14 +157,20 @@ def test_article_spelling_now_means_stride_3():
 def test_benchmark_runs_on_the_runner(tmp_path):
     from bench.results import read_results
 
-    code, out, err = call(RUNNER, "keras", "--cases", "cpu-smoke", "--repeats", 2, "--warmup", 0,
-                          "--compile-runs", 0, "--output", tmp_path / "r.json")
-    assert code == 0, out + err
+    from bench import run
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run.main(load_benchmark("keras").BENCHMARK, [
+            "--cases", "cpu-smoke", "--repeats", "2", "--warmup", "0", "--compile-runs", "0",
+            "--output", str(tmp_path / "r.json")])
+    assert code == 0, out.getvalue() + err.getvalue()
     doc = read_results(tmp_path / "r.json")
     rows = [m for m in doc["measurements"] if m["case"] == "cpu-smoke"]
     assert [(m["variant"], m["device"]) for m in rows] == [("cpu-float32", "cpu")]
     assert rows[0]["work"]["images"] == 64 and math.isfinite(rows[0]["error"]["value"])
     assert doc["quick_check"] is True
+    assert doc["variants"]["cpu-float32"]["label"] == "CPU, float32"  # the registry's label
 
 
 def test_benchmark_check_catches_a_step_without_xla(monkeypatch):
