@@ -15,11 +15,10 @@ import sys
 import numpy as np
 import pytest
 
-from helpers import ROOT, SNIPPETS, load_snippet, run_snippet
+from helpers import ROOT, SNIPPETS, load_benchmark, load_snippet, run_snippet
 
 TRAIN, PREDICT, MAKE, MODEL, PROFILE = (f"keras/{name}.py" for name in (
     "train", "predict", "make_dataset", "model", "profile_step"))
-RUNNER = "bench/run.py"
 HAS_JAX = importlib.util.find_spec("jax") is not None
 NEEDS_JAX = pytest.mark.skipif(not HAS_JAX, reason="jax is not installed (pip install jax)")
 BACKENDS = ["tensorflow", pytest.param("jax", marks=NEEDS_JAX)]
@@ -143,8 +142,8 @@ def test_saved_model_reloads_and_predicts_the_same(tmp_path):
 
 
 def test_model_is_the_articles_with_stride_1():
-    code, out, _ = call(MODEL, "--image-size", 64)
-    assert code == 0 and "OK: convolution output (62, 62, 32), 3,937,409 parameters" in out
+    _, out, _ = call(MODEL, "--image-size", 64)
+    assert "OK: convolution output (62, 62, 32), 3,937,409 parameters" in out
 
 
 def test_article_spelling_now_means_stride_3():
@@ -158,18 +157,24 @@ def test_article_spelling_now_means_stride_3():
 def test_benchmark_runs_on_the_runner(tmp_path):
     from bench.results import read_results
 
-    code, out, err = call(RUNNER, "keras", "--cases", "cpu-smoke", "--repeats", 2, "--warmup", 0,
-                          "--compile-runs", 0, "--output", tmp_path / "r.json")
-    assert code == 0, out + err
+    from bench import run
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = run.main(load_benchmark("keras").BENCHMARK, [
+            "--cases", "cpu-smoke", "--repeats", "2", "--warmup", "0", "--compile-runs", "0",
+            "--output", str(tmp_path / "r.json")])
+    assert code == 0, out.getvalue() + err.getvalue()
     doc = read_results(tmp_path / "r.json")
     rows = [m for m in doc["measurements"] if m["case"] == "cpu-smoke"]
     assert [(m["variant"], m["device"]) for m in rows] == [("cpu-float32", "cpu")]
     assert rows[0]["work"]["images"] == 64 and math.isfinite(rows[0]["error"]["value"])
     assert doc["quick_check"] is True
+    assert doc["variants"]["cpu-float32"]["label"] == "CPU, float32"  # the registry's label
 
 
 def test_benchmark_check_catches_a_step_without_xla(monkeypatch):
-    bench = load_snippet("keras/benchmark.py")
+    bench = load_benchmark("keras")
     monkeypatch.setenv("KERAS_BACKEND", "jax")  # check() is plain Python: no JAX needed
     ref = bench.reference({"xla_augmentation": True, "augment": True})
     good = {"loss": 0.6, "jit_compile": True, "device": "{CudaDevice(id=0)}", "devices": 1}
@@ -215,17 +220,6 @@ def test_profile_shows_what_xla_compiles():
     assert "augmentation-jit: the first epoch compiled 1 XLA programs: jit(train_step)" in out
 
 
-@pytest.mark.parametrize("args", [["--batch-sizes", "0"], ["--steps", "x"], ["--cases", "nope"]])
-def test_profile_rejects_bad_arguments(args):
-    code, _, err = backend_run("jax", PROFILE, *args)
-    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
-
-
-def test_profile_needs_the_jax_backend():
-    code, _, err = backend_run("tensorflow", PROFILE)
-    assert code == 2 and "set KERAS_BACKEND=jax" in err
-
-
 @pytest.fixture(scope="module")
 def renderers():
     import sys
@@ -236,9 +230,12 @@ def renderers():
 
 
 def test_history_chart_renders_the_committed_example(renderers):
-    html = renderers.get("keras_history")(ROOT / "docs", path="data/keras-history-example.json")
-    assert html.startswith('<figure class="data-chart">') and 'alt="Training and validation' in html
+    html = renderers.get("keras_history")(ROOT / "docs", path="data/keras-history-example.json",
+                                          alt="the curves")
+    assert html.startswith('<figure class="data-chart">') and 'alt="the curves"' in html
     assert "data:image/svg+xml;base64," in html
+    best = renderers.get_value("keras.history")
+    assert best(ROOT / "docs", path="data/keras-history-example.json", fact="best") == "1.000"
 
 
 def test_throughput_table_ratios(renderers, tmp_path):
@@ -248,38 +245,32 @@ def test_throughput_table_ratios(renderers, tmp_path):
         m["median_s"] = m["min_s"] = m["max_s"] = m["work"]["images"] / rate
     (tmp_path / "r.json").write_text(json.dumps(doc))
     table = renderers.get("keras_throughput")(tmp_path, path="r.json")
-    assert "| GPU | on | float32 | **20,000** | 40× |" in table
-    assert "| CPU | off | float32 | **500** | — |" in table
-    assert "Keras backend jax" in table and "No GPU figures yet" not in table
+    assert "| GPU, float32 | on | **20,000** | 40× |" in table  # labels: the registry's
+    assert "| CPU, float32 | off | **500** | — |" in table
+    rate = renderers.get_value("keras.rate")
+    assert rate(tmp_path, path="r.json", case="gpu-plain", variant="gpu-bfloat16") == "20,000"
+    assert rate(tmp_path, path="r.json", case="gpu-augmented", variant="gpu-float32",
+                over="cpu-augmented/cpu-float32") == "40×"
     committed = renderers.get("keras_throughput")(ROOT / "docs", path="data/keras-h200.json")
-    assert committed.count("| GPU |") == 5 and committed.count("| CPU |") == 2
+    assert committed.count("| GPU, ") == 5 and committed.count("| CPU, ") == 2
+    doc["system"]["gpus"] = []  # an H200 table measured without a GPU is refused
+    (tmp_path / "r.json").write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="without a GPU"):
+        renderers.get("keras_throughput")(tmp_path, path="r.json")
 
 
 def test_gpu_use_chart_renders_the_committed_samples(renderers):
+    smi = "../gpu/logs/h200-2026-12-01c/keras-smi.csv"
     html = renderers.get("keras_gpu_use")(
-        ROOT / "docs", smi="../gpu/logs/h200-2026-12-01c/keras-smi.csv",
-        log="../gpu/logs/h200-2026-12-01c/keras-runner.log")
-    assert html.startswith('<figure class="data-chart">') and 'alt="nvidia-smi utilisation' in html
-    assert "JAX reserves 75 %" in html
+        ROOT / "docs", smi=smi, log="../gpu/logs/h200-2026-12-01c/keras-runner.log", alt="use")
+    assert html.startswith('<figure class="data-chart">') and 'alt="use"' in html
+    assert renderers.get_value("keras.gpu_memory")(ROOT / "docs", smi=smi).endswith(" GiB")
 
 
-def test_mixed_precision_option_trains_and_records_it(tmp_path):
-    load_snippet(MAKE).write_dataset(tmp_path / "data", images=10, size=SIZE)
-    code, out, err = backend_run("tensorflow", TRAIN, tmp_path / "data", "--output-dir",
-                                 tmp_path / "run", "--image-size", SIZE, "--epochs", 1,
-                                 "--mixed-precision")
-    assert code == 0, err[-2000:]
-    saved = json.loads((tmp_path / "run" / "history.json").read_text())
-    assert saved["mixed_precision"] is True and math.isfinite(saved["epochs"][0]["loss"])
-
-
-def test_damaged_jpeg_found_during_training_is_named(tmp_path):
-    # The header is intact, so the up-front check passes; TensorFlow fails to decode the pixels.
-    load_snippet(MAKE).write_dataset(tmp_path / "data", images=6, size=SIZE)
-    damaged = tmp_path / "data" / "cats" / "cat.3.jpg"
-    data = damaged.read_bytes()
-    damaged.write_bytes(data[: len(data) * 2 // 3])
-    code, _, err = call(TRAIN, tmp_path / "data", "--output-dir", tmp_path / "run",
-                        "--image-size", SIZE, "--epochs", 1)
-    assert code == 1
-    assert err == f"error: TensorFlow could not decode {damaged}; delete or replace it\n"
+def test_profile_table_and_figures_come_from_the_log(renderers):
+    path = "../gpu/logs/h200-2026-12-01/keras-profile.txt"
+    table = renderers.get("keras_profile")(ROOT / "docs", path=path)
+    assert table.count("\n") == 5 and "| augmentation, Keras's default | False |" in table
+    fact = renderers.get_value("keras.profile")
+    assert fact(ROOT / "docs", path=path, fact="alone_ms") == "39"
+    assert fact(ROOT / "docs", path=path, fact="keras") == "3.15.1"

@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from . import load_json, markdown_table, renderer, value
-from .run_details import describe_run
+from .run_details import describe_run, label
 
 URL = re.compile(r"https?://[^\s;,)]+")
 AS_OF = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
@@ -207,26 +207,20 @@ def hlo_counts(text: str) -> tuple[dict[str, int], list[str]]:
     return counts, kinds
 
 
-def hlo(docs_dir: Path, path: str) -> tuple[dict[str, int], list[str]]:
-    counts, kinds = hlo_counts((docs_dir / path).read_text())
+@value("compilers.hlo")
+def hlo_fact(docs_dir: Path, path: str, fact: str = "total") -> str:
+    """A count from a committed HLO file: total (element-wise operations inside the fusions),
+    ops ("6 multiply, 3 add, ..."), fusions, kinds (of fusion)."""
+    file = docs_dir / path
+    if not file.is_file():
+        raise FileNotFoundError(f"data file {path} not found under {docs_dir}")
+    counts, kinds = hlo_counts(file.read_text())
     if not counts or not kinds:
         raise ValueError(f"{path}: no fused element-wise operations found")
-    return counts, kinds
-
-
-@value("hlo.ops")
-def hlo_ops(docs_dir: Path, path: str) -> str:
-    """The fused element-wise operations of an HLO dump: the total, then each."""
-    counts, _ = hlo(docs_dir, path)
-    parts = ", ".join(f"{n} {op}" for op, n in sorted(counts.items(), key=lambda kv: -kv[1]))
-    return f"{sum(counts.values())} ({parts})"
-
-
-@value("hlo.fusions")
-def hlo_fusions(docs_dir: Path, path: str) -> str:
-    """How many `fusion` instructions, and their kinds."""
-    _, kinds = hlo(docs_dir, path)
-    return f"{len(kinds)}, of kind {', '.join(f'`{k}`' for k in sorted(set(kinds)))}"
+    return {"total": str(sum(counts.values())), "fusions": str(len(kinds)),
+            "kinds": ", ".join(sorted(set(kinds))),
+            "ops": ", ".join(f"{n} {op}" for op, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+            }[fact]
 
 
 def fmt_ms(seconds: float | None) -> str:
@@ -263,16 +257,17 @@ def accel_timings(docs_dir: Path, path: str) -> str:
         first = phases.get("compile_first")
         first_s = first["median_s"] if first else (warm.get("work") or {}).get("first_call_s")
         steps = warm.get("params", {}).get("steps_per_call", 1)
-        rows.append([escape(variant).replace("_", " "), size, device, fmt_ms(first_s),
+        rows.append([label(doc, variant), size, device, fmt_ms(first_s),
                      fmt_ms(warm["median_s"] / steps),
                      f"{warm['spread']:.2f}" if warm.get("spread") else "–"])
-    return markdown_table(["variant", "size", "device", "first call (ms)", "warm, median (ms)",
-                           "max/min"], rows, align="lllrrr") + "\n\n" + describe_run(doc) + "\n"
+    table = markdown_table(["variant", "size", "device", "first call (ms)", "warm, median (ms)",
+                            "max/min"], rows, align="lllrrr")
+    return table + "\n\n" + describe_run(doc) + "\n"
 
 
-@value("accel.steps")
+@value("frameworks.steps")
 def steps_per_call(docs_dir: Path, path: str) -> str:
-    """The training steps of one timed call (a warm figure is per step: the call's time / this)."""
+    """The training steps in one timed call of a results file (the warm column is per step)."""
     return str(max(m.get("params", {}).get("steps_per_call", 1)
                    for m in load_json(docs_dir, path)["measurements"]))
 

@@ -17,6 +17,7 @@ import importlib
 import importlib.util
 import os
 import shutil
+import sys
 import time
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -24,15 +25,21 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import gelu_demo  # noqa: E402  (beside this file)
 import numpy as np  # noqa: E402
-from bench.runner import Benchmark, Case, Prepared, register  # noqa: E402
+from bench import run  # noqa: E402
+from bench.runner import Benchmark, Case, Prepared, Variant  # noqa: E402
 
-GPU = "gpu" if shutil.which("nvidia-smi") else "cpu"
-FRAMEWORKS = {"jax": ("xla_jax", "jax", ("eager", "jit")),
-              "tensorflow": ("xla_tensorflow", "tensorflow", ("eager", "xla"))}
-VARIANTS = {f"{fw}_{mode}": GPU if fw == "jax" else "cpu"
-            for fw, (_, package, modes) in FRAMEWORKS.items()
-            if importlib.util.find_spec(package) is not None for mode in modes}
-CASES = {"smoke": Case({"n": 4096}, default=False), "large": Case({"n": 1 << 22})}
+GPU = "gpu" if shutil.which("nvidia-smi") else "cpu"  # JAX runs on the GPU where there is one
+FRAMEWORKS = {"jax": ("xla_jax", "jax"), "tensorflow": ("xla_tensorflow", "tensorflow")}
+VARIANTS = {
+    "jax_eager": Variant("jax eager", device=GPU),
+    "jax_jit": Variant("jax jit", device=GPU),
+    "tensorflow_eager": Variant("tensorflow eager", device="cpu"),
+    "tensorflow_xla": Variant("tensorflow xla", device="cpu"),
+}
+INSTALLED = tuple(k for k in VARIANTS  # frameworks that are not installed are left out
+                  if importlib.util.find_spec(FRAMEWORKS[k.split("_")[0]][1]) is not None)
+CASES = {"smoke": Case({"n": 4096}, variants=INSTALLED, default=False),
+         "large": Case({"n": 1 << 22}, variants=INSTALLED)}
 FIRST_CALL: dict[tuple[str, int], float] = {}
 
 
@@ -74,6 +81,9 @@ def counts(variant: str, p: dict, ref) -> dict:
     return {"bytes": nbytes, "work": {"first_call_s": FIRST_CALL.get((variant, p["n"]))}}
 
 
-BENCHMARK = register(Benchmark(
+BENCHMARK = Benchmark(
     name="compilers", variants=VARIANTS, cases=CASES, setup=setup, reference=reference,
-    check=check, counts=counts, probe_params=CASES["smoke"].params))
+    check=check, counts=counts, probe_params=CASES["smoke"].params)
+
+if __name__ == "__main__":
+    sys.exit(run.main(BENCHMARK))

@@ -11,29 +11,13 @@ gelu_demo.py, beside it, holds the inputs, the reference and the command line.
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
 
-
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
-
 # --8<-- [start:imports]
-import importlib.util
 import re
 
-if importlib.util.find_spec("torch"):  # else --help still works, and a run says what to install
-    import torch
-    from torch._inductor.utils import run_and_get_code  # returns the code Inductor wrote
-else:
-    torch = None
+import torch
+from torch._inductor.utils import run_and_get_code  # returns the code Inductor wrote
 
 import gelu_demo  # beside this file: inputs, reference, timer and command line of every demo
 # --8<-- [end:imports]
@@ -66,8 +50,8 @@ def kernel_sources(code: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = gelu_demo.command_line(__doc__, argv, torch, "torch", "--kernels",
-                                  "the generated kernel source", repeats=False)
+    args = gelu_demo.command_line(__doc__, argv, "--kernels", "the generated kernel source",
+                                  repeats=False)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     x, b = (torch.from_numpy(a).to(device) for a in gelu_demo.make_inputs(args.n))
     result, code = generated_kernels(x, b)
@@ -76,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"PyTorch {torch.__version__} on {device}, n = {args.n:,}")
     print(f"kernels TorchInductor generated: {len(kernels)}; max abs error {err:.2e}")
     if args.kernels:
-        gelu_demo.write_atomically(args.kernels, "\n\n".join(kernels) + "\n")
+        args.kernels.write_text("\n\n".join(kernels) + "\n")
         print(f"wrote {args.kernels}")
     if err > 1e-5 or not kernels:
         print(f"error: no generated kernel found, or the result is off (error {err:.2e})",

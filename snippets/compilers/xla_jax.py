@@ -11,27 +11,11 @@ gelu_demo.py, beside it, holds the inputs, the reference, the timer and the comm
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
 
-
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
-
 # --8<-- [start:imports]
-import contextlib
-
-jax = jnp = None  # without JAX: --help still works, and a run says in one line what to install
-with contextlib.suppress(ModuleNotFoundError):
-    import jax
-    import jax.numpy as jnp
+import jax
+import jax.numpy as jnp
 
 import gelu_demo  # beside this file: inputs, reference, timer and command line of every demo
 # --8<-- [end:imports]
@@ -56,7 +40,7 @@ def optimized_hlo(compiled, x, b) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = gelu_demo.command_line(__doc__, argv, jax, "jax", "--hlo", "the optimized HLO")
+    args = gelu_demo.command_line(__doc__, argv, "--hlo", "the optimized HLO")
     x, b = (jax.device_put(a) for a in gelu_demo.make_inputs(args.n))
     device = jax.devices()[0]
     return gelu_demo.run_xla(f"JAX {jax.__version__} on {device.platform} ({device.device_kind})",

@@ -11,28 +11,13 @@ beside it, holds the inputs, the reference, the timer and the command line.
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
 
-
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
-
 # --8<-- [start:imports]
-import contextlib
 import os
 
-tf = None  # without TensorFlow: --help still works, and a run says in one line what to install
-with contextlib.suppress(ModuleNotFoundError):
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # hide TensorFlow's start-up log lines
-    import tensorflow as tf
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # hide TensorFlow's start-up log lines
+import tensorflow as tf
 
 import gelu_demo  # beside this file: inputs, reference, timer and command line of every demo
 # --8<-- [end:imports]
@@ -57,7 +42,7 @@ def optimized_hlo(compiled, x, b) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = gelu_demo.command_line(__doc__, argv, tf, "tensorflow", "--hlo", "the optimized HLO")
+    args = gelu_demo.command_line(__doc__, argv, "--hlo", "the optimized HLO")
     x, b = (tf.constant(a) for a in gelu_demo.make_inputs(args.n))
     device = "gpu" if tf.config.list_physical_devices("GPU") else "cpu"
     return gelu_demo.run_xla(f"TensorFlow {tf.__version__} on {device}", args, bias_gelu,

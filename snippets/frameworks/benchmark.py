@@ -19,6 +19,7 @@ import importlib.util
 import math
 import os
 import shutil
+import sys
 import time
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU
@@ -26,24 +27,35 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 import task  # noqa: E402  (beside this file)
-from bench.runner import Benchmark, Case, Prepared, register  # noqa: E402
+from bench import run  # noqa: E402
+from bench.runner import Benchmark, Case, Prepared, Variant  # noqa: E402
 
 STEPS = 20  # training steps per timed call
 MODULES = {"tensorflow": ("train_tensorflow", "tensorflow"), "pytorch": ("train_pytorch", "torch"),
            "jax": ("train_jax", "jax")}
-MODES = {"tensorflow": ("eager", "function", "xla"),
-         "pytorch": ("eager", "compile", "compile_step", "reduce_overhead"),
-         "jax": ("eager", "jit")}
-DEVICE = "gpu" if shutil.which("nvidia-smi") else "cpu"
-VARIANTS = {f"{fw}_{mode}": DEVICE for fw, (_, package) in MODULES.items()
-            if importlib.util.find_spec(package) is not None for mode in MODES[fw]}
+DEVICE = "gpu" if shutil.which("nvidia-smi") else "cpu"  # each framework's default device
+VARIANTS = {  # framework_mode: the --mode of its train_<framework>.py
+    "tensorflow_eager": Variant("tensorflow eager", device=DEVICE),
+    "tensorflow_function": Variant("tensorflow function", device=DEVICE),
+    "tensorflow_xla": Variant("tensorflow xla", device=DEVICE),
+    "pytorch_eager": Variant("pytorch eager", device=DEVICE),
+    "pytorch_compile": Variant("pytorch compile", device=DEVICE),
+    "pytorch_compile_step": Variant("pytorch compile step", device=DEVICE),
+    "pytorch_reduce_overhead": Variant("pytorch reduce overhead", device=DEVICE),
+    "jax_eager": Variant("jax eager", device=DEVICE),
+    "jax_jit": Variant("jax jit", device=DEVICE),
+}
+INSTALLED = tuple(k for k in VARIANTS  # frameworks that are not installed are left out
+                  if importlib.util.find_spec(MODULES[k.split("_")[0]][1]) is not None)
 CASES = {
     "smoke": Case({"size": "smoke", "width": 16, "batch": 64, "steps_per_call": STEPS},
-                  default=False),
-    "small": Case({"size": "small", "width": 64, "batch": 128, "steps_per_call": STEPS}),
+                  variants=INSTALLED, default=False),
+    "small": Case({"size": "small", "width": 64, "batch": 128, "steps_per_call": STEPS},
+                  variants=INSTALLED),
     "medium": Case({"size": "medium", "width": 512, "batch": 1024, "steps_per_call": STEPS},
-                   default=False),  # for CPUs: "large" takes minutes per sample there
-    "large": Case({"size": "large", "width": 2048, "batch": 8192, "steps_per_call": STEPS}),
+                   variants=INSTALLED, default=False),  # for CPUs: "large" takes minutes there
+    "large": Case({"size": "large", "width": 2048, "batch": 8192, "steps_per_call": STEPS},
+                  variants=INSTALLED),
 }
 FIRST_CALL: dict[tuple[str, str], float] = {}  # (variant, size) -> seconds, set by setup
 
@@ -109,6 +121,9 @@ def counts(variant: str, p: dict, start: float) -> dict:
             "work": {"first_call_s": FIRST_CALL.get((variant, p["size"]))}}
 
 
-BENCHMARK = register(Benchmark(
+BENCHMARK = Benchmark(
     name="frameworks", variants=VARIANTS, cases=CASES, setup=setup, reference=reference,
-    check=check, counts=counts, probe_params=CASES["smoke"].params))
+    check=check, counts=counts, probe_params=CASES["smoke"].params)
+
+if __name__ == "__main__":
+    sys.exit(run.main(BENCHMARK))

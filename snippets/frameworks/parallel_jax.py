@@ -14,19 +14,7 @@ task.py, beside this file.
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-
-
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
 
 # --8<-- [start:imports]
 import os
@@ -36,12 +24,9 @@ if "XLA_FLAGS" not in os.environ:  # on a CPU-only machine: 2 devices, so that s
 
 import numpy as np  # noqa: E402
 
-try:
-    import jax
-    import jax.numpy as jnp
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-except ModuleNotFoundError:  # --help still works; main() says what to install
-    jax = jnp = None
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
 import task  # beside this file: the data and starting weights of every version
 # --8<-- [end:imports]
@@ -108,9 +93,9 @@ def train(devices, strategy: str, compute_dtype, steps: int, batch: int, width: 
 
 def main(argv: list[str] | None = None) -> int:
     parser = task.parser(__doc__, steps=200, batch=128, width=64)
-    parser.add_argument("--devices", type=task.number(int, 1, 4096), default=None,
+    parser.add_argument("--devices", type=int, default=None,
                         help="devices to use (default: all JAX has)")
-    args = task.parse(parser, argv, jax, "jax")
+    args = parser.parse_args(argv)
     devices = jax.devices()[:args.devices] if args.devices else jax.devices()
     n = len(devices)
     if args.devices and args.devices > n:

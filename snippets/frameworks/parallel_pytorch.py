@@ -12,24 +12,11 @@ The data and the starting weights come from task.py, beside this file.
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-
-
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
 
 TOLERANCE = {"ddp": 1e-4, "bf16": 0.05, "onnx": 1e-4}  # largest loss or logit difference allowed
 
 # --8<-- [start:imports]
-import argparse
 import os
 import socket
 import tempfile
@@ -37,13 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-try:
-    import torch
-    import torch.distributed as dist
-    import torch.multiprocessing as mp
-    import torch.nn.functional as F
-except ModuleNotFoundError:  # --help still works; main() says what to install
-    torch = None
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn.functional as F
 
 import task  # beside this file: the data and starting weights of every version
 # --8<-- [end:imports]
@@ -123,38 +107,17 @@ def check_onnx(model, path: Path) -> str:
     return f"ONNX Runtime matches PyTorch (max difference {err:.1e})"
 
 
-def quiet(rank: int, worker, *args) -> None:
-    """Run worker(rank, *args) in a DDP process that Ctrl-C (sent to every process) ends without a
-    traceback: the parent prints the one line."""
-    signal.signal(signal.SIGINT, lambda signum, frame: os._exit(130))
-    worker(rank, *args)
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
-def output_file(text: str) -> Path:
-    """An argparse type: a file path in an existing, writable folder, checked before any work."""
-    try:  # a real write: os.access says yes to root everywhere, even in /proc
-        path = Path(text)
-        if path.is_dir():
-            raise IsADirectoryError(text)
-        probe = path.with_name(f".{path.name}.partial")  # write_atomically's temporary file
-        probe.touch()
-        probe.unlink()
-    except (OSError, ValueError):
-        raise argparse.ArgumentTypeError(f"{text}: not a file in an existing, writable folder") from None
-    return path
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = task.parser(__doc__, steps=100, batch=128, width=64)
-    parser.add_argument("--world", type=task.number(int, 1, 64), default=2, help="DDP processes (2)")
-    parser.add_argument("--onnx", type=output_file, default=None, help="also export the model here")
-    args = task.parse(parser, argv, torch, "torch")
+    parser.add_argument("--world", type=int, default=2, help="DDP processes (2)")
+    parser.add_argument("--onnx", type=Path, default=None, help="also export the model here")
+    args = parser.parse_args(argv)
     if args.batch % args.world:
         parser.error(f"--batch {args.batch} must divide by --world {args.world}")
 
@@ -166,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
           f"bf16 autocast loss {bf16:.4f}")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "loss.txt")
-        mp.spawn(quiet, args=(ddp_worker, args.world, free_port(), args, out),
+        mp.spawn(ddp_worker, args=(args.world, free_port(), args, out),
                  nprocs=args.world)
         ddp = float(Path(out).read_text())
     print(f"DDP, {args.world} processes (gloo): loss {ddp:.4f}")
@@ -177,14 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         problems.append(f"bf16 {bf16:.4f} is far from float32 {fp32:.4f}")
     if args.onnx:
         model = build_model(args.width).eval()
-        tmp_path = args.onnx.with_name(args.onnx.name + ".partial")
-        try:
-            export_onnx(model, tmp_path)
-        except ImportError as exc:
-            print(f"error: ONNX export needs more packages ({exc}): pip install onnx onnxscript",
-                  file=sys.stderr)
-            return 2
-        os.replace(tmp_path, args.onnx)
+        export_onnx(model, args.onnx)  # needs the onnx and onnxscript packages
         print(f"wrote {args.onnx}")
         try:
             print(check_onnx(model, args.onnx))

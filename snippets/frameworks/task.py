@@ -1,5 +1,5 @@
 """What every training script here shares, whatever the framework: the data, the starting weights,
-the command line, the training loop and the check that training worked.
+the command-line options, the training loop and the check that training worked.
 
 Not a program: train_tensorflow.py, train_pytorch.py, train_jax.py, train_keras.py,
 parallel_jax.py and parallel_pytorch.py import it from beside them (`import task`).
@@ -16,46 +16,23 @@ import numpy as np
 
 
 # --8<-- [start:command-line]
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
-
-
 OPTIONS = {  # the options the scripts share: name -> (type, help); each script gives defaults
-    "steps": (number(int, 1, 1_000_000), "training steps"),
-    "epochs": (number(int, 1, 10_000), "passes over the 4096 points, 4096 / batch steps each"),
-    "batch": (number(int, 1, 4096), "batch size, at most the 4096 points"),
-    "width": (number(int, 1, 8192), "hidden units"),
-    "min_accuracy": (number(float, 0.0, 1.0), "fail if the final accuracy is below this"),
+    "steps": (int, "training steps"),
+    "epochs": (int, "passes over the 4096 points, 4096 / batch steps each"),
+    "batch": (int, "batch size, at most the 4096 points"),
+    "width": (int, "hidden units"),
+    "min_accuracy": (float, "fail if the final accuracy is below this"),
 }
 
 
 def parser(doc: str, **defaults) -> argparse.ArgumentParser:
-    """A parser with one-line errors and the named OPTIONS: parser(__doc__, steps=200, ...)."""
+    """A parser with the named OPTIONS: parser(__doc__, steps=200, ...)."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
-    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     for name, default in defaults.items():
         kind, text = OPTIONS[name]
         parser.add_argument("--" + name.replace("_", "-"), type=kind, default=default,
                             help=f"{text} ({default})")
     return parser
-
-
-def parse(parser: argparse.ArgumentParser, argv, framework, package: str):
-    """The parsed arguments; a framework that failed to import (None) ends the run in one line,
-    after --help has had its chance."""
-    args = parser.parse_args(argv)
-    if framework is None:
-        parser.exit(2, f"error: {package} is not installed here: pip install {package}\n")
-    return args
 # --8<-- [end:command-line]
 
 

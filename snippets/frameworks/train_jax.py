@@ -10,28 +10,13 @@ JAX puts arrays on its default device: the GPU when jax[cuda] is installed, else
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-
-
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
 
 MODES = ("eager", "jit")
 
 # --8<-- [start:imports]
-try:
-    import jax
-    import jax.numpy as jnp
-except ModuleNotFoundError:  # --help still works; main() says what to install
-    jax = jnp = None
+import jax
+import jax.numpy as jnp
 
 import task  # beside this file: the data, starting weights, loop and check of every version
 # --8<-- [end:imports]
@@ -95,7 +80,7 @@ class Trainer:
 def main(argv: list[str] | None = None) -> int:
     parser = task.parser(__doc__, steps=200, batch=128, width=64, min_accuracy=0.85)
     parser.add_argument("--mode", choices=MODES, default="jit", help="eager, or jax.jit (jit)")
-    args = task.parse(parser, argv, jax, "jax")
+    args = parser.parse_args(argv)
     name = f"JAX {jax.__version__} ({args.mode}, {jax.devices()[0].platform})"
     return task.train_and_check(Trainer(args.width, mode=args.mode), args, name)
 

@@ -13,27 +13,12 @@ launch for all their kernels) on a GPU, and the optimizer step without them.
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-
-
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
 
 MODES = ("eager", "compile", "compile_step", "reduce_overhead")
 
 # --8<-- [start:imports]
-try:
-    import torch
-except ModuleNotFoundError:  # --help still works; main() says what to install
-    torch = None
+import torch
 
 import task  # beside this file: the data, starting weights, loop and check of every version
 # --8<-- [end:imports]
@@ -103,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=MODES, default="eager",
                         help="eager, or torch.compile of the model (compile), of model and "
                              "optimizer step (compile_step), and with CUDA graphs (reduce_overhead)")
-    args = task.parse(parser, argv, torch, "torch")
+    args = parser.parse_args(argv)
     trainer = Trainer(args.width, mode=args.mode)
     return task.train_and_check(trainer, args, f"PyTorch {torch.__version__} ({args.mode}, "
                                                f"{trainer.device.type})")

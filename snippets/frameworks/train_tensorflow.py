@@ -11,29 +11,14 @@ starting weights, the training loop and that check, the same for every framework
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-
-
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
 
 # --8<-- [start:imports]
 import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # hide TensorFlow's start-up log lines
 
-try:
-    import tensorflow as tf
-except ModuleNotFoundError:  # --help still works; main() says what to install
-    tf = None
+import tensorflow as tf
 
 import task  # beside this file: the data, starting weights, loop and check of every version
 # --8<-- [end:imports]
@@ -89,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = task.parser(__doc__, steps=200, batch=128, width=64, min_accuracy=0.85)
     parser.add_argument("--mode", choices=MODES, default="function",
                         help="eager, tf.function graph, or graph compiled by XLA (function)")
-    args = task.parse(parser, argv, tf, "tensorflow")
+    args = parser.parse_args(argv)
     device = "gpu" if tf.config.list_physical_devices("GPU") else "cpu"
     return task.train_and_check(Trainer(args.width, mode=args.mode), args,
                                 f"TensorFlow {tf.__version__} ({args.mode}, {device})")

@@ -15,18 +15,26 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import sys
 
 import numpy as np
 
-from bench.runner import Benchmark, Case, Prepared, register
+from bench import run
+from bench.runner import Benchmark, Case, Prepared, Variant
 
 BATCH = 256
 GPU_IMAGES = 20_480  # 80 steps of 256: about the 25,000 images of Kaggle's training set
 CPU_IMAGES = 1_024  # 4 steps: the CPU is ~300 times slower; the rate per image is what compares
 
-# gpu2: data parallel over two GPUs (keras.distribution.DataParallel, as train.py does), the global
-# batch split between them; run on request (--cases gpu-augmented-1024) on a two-GPU machine.
-VARIANTS = {"gpu-float32": "gpu", "gpu-bfloat16": "gpu", "cpu-float32": "cpu", "gpu2-float32": "gpu"}
+# A variant is where the model trains and its precision (device-precision); the cases below say
+# with or without augmentation. gpu2: data parallel over two GPUs (keras.distribution.DataParallel,
+# as train.py does), the global batch split between them; run on request on a two-GPU machine.
+VARIANTS = {
+    "gpu-float32": Variant("GPU, float32"),
+    "gpu-bfloat16": Variant("GPU, bfloat16"),
+    "cpu-float32": Variant("CPU, float32", device="cpu"),
+    "gpu2-float32": Variant("2 GPUs, float32"),
+}
 
 
 def _case(augment: bool, images: int, variants: tuple, xla: bool = True, note: str = "",
@@ -146,12 +154,8 @@ def counts(variant: str, p: dict, ref: dict) -> dict:
                       "devices": 2 if variant.split("-")[0].endswith("2") else 1}}
 
 
-BENCHMARK = register(Benchmark(
-    name="keras",
-    variants=VARIANTS,
-    cases=CASES,
-    setup=setup,
-    reference=reference,
-    check=check,
-    counts=counts,
-))
+BENCHMARK = Benchmark(name="keras", variants=VARIANTS, cases=CASES, setup=setup,
+                      reference=reference, check=check, counts=counts)
+
+if __name__ == "__main__":
+    sys.exit(run.main(BENCHMARK))

@@ -8,29 +8,10 @@ Imported by train.py, profile_step.py and benchmark.py; run it to print the laye
 # --8<-- [start:imports]
 from __future__ import annotations
 
-import os
-import signal
-import sys
-
-
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
-
 import argparse
 
-try:
-    import keras
-    from keras import layers
-except (ImportError, ValueError) as exc:  # --help still works; main() says what is wrong
-    keras = layers = None
-    NO_KERAS = ("Keras is not installed: pip install keras tensorflow" if isinstance(exc, ImportError)
-                else f"KERAS_BACKEND={os.environ.get('KERAS_BACKEND')!r} is not one of tensorflow, jax, torch")
+import keras
+from keras import layers
 # --8<-- [end:imports]
 
 
@@ -88,37 +69,17 @@ def allow_xla(model: keras.Model) -> keras.Model:
 # --8<-- [end:xla]
 
 
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
-
-
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("--image-size", type=number(int, 8, 1024), default=64,
-                        help="side in pixels (default 64)")
-    args = parser.parse_args(argv)
-    if keras is None:
-        parser.exit(2, f"error: {NO_KERAS}\n")
-    model = compile_model(build_model(args.image_size))
+    parser.add_argument("--image-size", type=int, default=64, help="side in pixels (default 64)")
+    size = parser.parse_args(argv).image_size
+    model = compile_model(build_model(size))
     model.summary()
     conv = model.get_layer(index=2)
-    expected = (None, args.image_size - 2, args.image_size - 2, 32)  # 3x3 kernel, stride 1
-    if conv.output.shape == expected:
-        print(f"OK: convolution output {expected[1:]}, {model.count_params():,} parameters")
-        return 0
-    print(f"error: convolution output is {conv.output.shape}, expected {expected}", file=sys.stderr)
-    return 1
+    expected = (None, size - 2, size - 2, 32)  # 3x3 kernel, stride 1
+    assert conv.output.shape == expected, f"convolution output {conv.output.shape}, not {expected}"
+    print(f"OK: convolution output {expected[1:]}, {model.count_params():,} parameters")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
