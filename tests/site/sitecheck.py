@@ -14,6 +14,7 @@ Nothing here reaches beyond this machine, except apt and npm when Chromium or ax
 
 from __future__ import annotations
 
+import atexit
 import functools
 import gzip
 import http.server
@@ -217,16 +218,28 @@ def chromium_path() -> str:
     return path
 
 
+_SHARED: dict = {}  # one Playwright and one Chromium for the whole session
+
+
+def _close_shared() -> None:
+    if "browser" in _SHARED:
+        _SHARED.pop("browser").close()
+        _SHARED.pop("playwright").stop()
+
+
 @pytest.fixture(scope="session")
 def browser(chromium_path):
+    """One headless Chromium for the session. Each test module imports this fixture, and pytest
+    makes one instance per importing module; a second Playwright started while the first runs
+    fails ("Sync API inside the asyncio loop"), so every instance shares one, closed at exit."""
     sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=chromium_path, headless=True,
-                                      args=CHROMIUM_ARGS)  # Playwright adds a fresh profile dir
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    if "browser" not in _SHARED:
+        _SHARED["playwright"] = sync_api.sync_playwright().start()
+        _SHARED["browser"] = _SHARED["playwright"].chromium.launch(
+            executable_path=chromium_path, headless=True,
+            args=CHROMIUM_ARGS)  # Playwright adds a fresh profile dir
+        atexit.register(_close_shared)
+    yield _SHARED["browser"]
 
 
 def new_context(browser, server: Server, scheme: str, viewport: dict | None = None):

@@ -18,20 +18,20 @@ WORKFLOW = ROOT / ".github" / "workflows" / "publish.yml"
 META = re.compile(r'<meta\s+name="description"\s+content="([^"]*)"')
 
 
-def test_site_url_and_repository_link_are_set():
-    config = mkdocs_config()
+def test_site_url_is_set():
     assert urlsplit(site_url()).scheme == "https"
     assert site_url().endswith("/")
-    links = [s["link"] for s in config.get("extra", {}).get("social", [])]
-    assert any(link.startswith("https://github.com/") for link in links)
 
 
-def test_every_page_links_to_the_repository(built_site):
-    repo = next(s["link"] for s in mkdocs_config()["extra"]["social"]
-                if "github.com" in s["link"])
-    missing = [label(p) for p in content_pages(built_site)
-               if f'href="{repo}"' not in page_file(built_site, p).read_text()]
-    assert not missing
+def test_every_page_links_to_the_repository_when_one_is_named(built_site):
+    """A repository link in extra.social (none until its address is known: see mkdocs.yml)
+    must reach every page's footer."""
+    links = [s["link"] for s in (mkdocs_config().get("extra") or {}).get("social", [])
+             if "github.com" in s["link"]]
+    for repo in links:
+        missing = [label(p) for p in content_pages(built_site)
+                   if f'href="{repo}"' not in page_file(built_site, p).read_text()]
+        assert not missing, repo
 
 
 def test_sitemap_lists_every_page(built_site):

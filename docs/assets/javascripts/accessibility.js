@@ -23,25 +23,30 @@
         ? "Table, scrolls sideways"
         : box.matches(".mermaid") ? "Diagram, scrolls sideways" : "Code, scrolls sideways");
       box.setAttribute("data-scroll-region", "");
-      if (box.matches(".md-typeset__scrollwrap")) hint(box, true);
-    } else if (!overflows && box.hasAttribute("data-scroll-region")) {
-      ["tabindex", "role", "aria-label", "data-scroll-region"].forEach(function (name) {
-        box.removeAttribute(name);
-      });
-      hint(box, false);
+      hint(box, true);
+    } else if (!overflows) {
+      if (box.hasAttribute("data-scroll-region")) {
+        ["tabindex", "role", "aria-label", "data-scroll-region"].forEach(function (name) {
+          box.removeAttribute(name);
+        });
+      }
+      hint(box, false);  // also a cue left by the element this one replaced (a drawn diagram)
     }
   }
 
-  // A visible cue above a table that scrolls: a reader at 1280 px must not take the columns
-  // they can see for the whole table.
+  // A visible cue above a table or diagram that scrolls (a diagram does on a phone): a reader
+  // must not take the part they can see for the whole. Code blocks scroll without one.
   function hint(box, show) {
+    if (!box.matches(".md-typeset__scrollwrap, .mermaid")) return;
     var prev = box.previousElementSibling;
     var has = prev && prev.classList.contains("scroll-hint");
     if (show && !has) {
       var p = document.createElement("p");
       p.className = "scroll-hint";
       p.setAttribute("aria-hidden", "true");
-      p.textContent = "Wide table: scroll sideways for more columns \u2192";
+      p.textContent = box.matches(".mermaid")
+        ? "Wide diagram: scroll sideways to see all of it \u2192"
+        : "Wide table: scroll sideways for more columns \u2192";
       box.parentNode.insertBefore(p, box);
     } else if (!show && has) {
       prev.remove();

@@ -1,14 +1,16 @@
 /* Load the site's own copy of Mermaid (mermaid.min.js, 3.5 MB) only on pages with a diagram,
- * and only once a diagram is about to scroll into view.
+ * and draw the diagrams without holding up the page.
  *
  * Material for MkDocs renders each `.mermaid` block once the document is loaded. It uses a
  * global `mermaid` when one exists and otherwise fetches Mermaid from a CDN. This script runs
  * before that (it is listed in extra_javascript, which runs before DOMContentLoaded) and, only
  * when the page has a diagram, sets `mermaid` to a small stand-in with the two calls Material
  * makes, `initialize` and `render`. Each `render` waits until its diagram is within a screen of
- * the viewport, then loads mermaid.min.js from this site (once) and forwards the call. Pages
- * without a diagram download nothing more; a page whose diagrams are further down starts
- * without the cost of parsing Mermaid.
+ * the viewport, or until the browser is idle after the page has loaded, whichever comes first;
+ * then it loads mermaid.min.js from this site (once) and forwards the call. So the page shows
+ * before Mermaid is parsed, and every diagram is drawn soon after, also those far down: a
+ * printed page or a saved PDF has them all. `beforeprint` draws any still waiting.
+ * Pages without a diagram download nothing more.
  */
 (function () {
   "use strict";
@@ -36,19 +38,39 @@
     return loading;
   }
 
-  // Resolves once `element` is within one viewport height of the screen.
+  // Diagrams not yet near the screen: their release functions, run once the page is idle.
+  var waiting = [];
+  var released = false;
+
+  function releaseAll() {
+    released = true;
+    waiting.splice(0).forEach(function (release) { release(); });
+  }
+
+  // Resolves once `element` is within one viewport height of the screen, or at releaseAll.
   function nearView(element) {
-    if (!element || typeof IntersectionObserver !== "function") return Promise.resolve();
+    if (released || !element || typeof IntersectionObserver !== "function") return Promise.resolve();
     return new Promise(function (resolve) {
       var observer = new IntersectionObserver(function (entries) {
-        if (entries.some(function (entry) { return entry.isIntersecting; })) {
-          observer.disconnect();
-          resolve();
-        }
+        if (entries.some(function (entry) { return entry.isIntersecting; })) release();
       }, { rootMargin: "100% 0px" });
+      function release() {
+        observer.disconnect();
+        resolve();
+      }
+      waiting.push(release);
       observer.observe(element);
     });
   }
+
+  window.addEventListener("load", function () {
+    if (typeof window.requestIdleCallback === "function") {
+      window.requestIdleCallback(releaseAll, { timeout: 3000 });
+    } else {
+      setTimeout(releaseAll, 1000);
+    }
+  });
+  window.addEventListener("beforeprint", releaseAll);
 
   // Material passes a diagram's text, not its element: find the block that holds that text.
   function blockFor(text) {
