@@ -152,7 +152,7 @@ def report(proc: subprocess.CompletedProcess, what: str) -> str:
 # ---- the tests ----
 
 PYTHON_FILES = sorted(f for f in shown() if f.endswith(".py"))
-MISSING = ("torch",)  # not in the CPU test environment (see README): their files run on the GPU
+MISSING = ("torch", "cupy")  # not in the CPU test environment (see README): their files run on the GPU
 
 
 @pytest.mark.parametrize("rel", PYTHON_FILES)
