@@ -373,7 +373,7 @@ def matmul_build(docs_dir: Path, build: str, source: str = "snippets/matmul/kern
 # (7d29d4e, 4ab8544). Run 3: the predictions marked "blind" were written before the first
 # exploratory run of that kernel (its log is gpu/logs/h200-2026-12-01b/); the others after it,
 # so they are not blind. Run 4, the final run: warptile's interior loads, predicted in the
-# script of the exploratory call (gpu/logs/h200-2026-12-01c/matmul-warptile-inner-loads.sh).
+# script of the exploratory call (gpu/explore/matmul-warptile-inner-loads.sh).
 # Variants of earlier runs were measured again in each later run.
 PREDICTIONS = {
     "warptile": "published (run 4): run 3's 128×256, BK 16, four 8×4 sub-tiles, now with plain loads for interior tiles; blind: +1–3 %, since the guards are about 5 % of the instructions and the kernel is latency-bound",

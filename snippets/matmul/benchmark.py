@@ -14,13 +14,17 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+import re
 import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 
-from bench.runner import Benchmark, Case, Prepared, register
+from bench import run
+from bench.runner import Benchmark, Case, Prepared, Variant
 
-import sgemm_numba as sg  # the teaching file beside this one (bench.runner.load puts it on the path)
+import sgemm_numba as sg  # the teaching file beside this one (this script's own folder)
 
 # --8<-- [start:register]
 SIZES = {"1024": (1024, 1024, 1024), "2048": (2048, 2048, 2048), "4096": (4096, 4096, 4096),
@@ -31,8 +35,32 @@ NOTE = "" if HAVE_TRITON else "triton left out: torch and triton are not both in
 CASES = {name: Case({"m": m, "n": n, "k": k}, note=NOTE) for name, (m, n, k) in SIZES.items()}
 CASES["smoke"] = Case({"m": 40, "n": 36, "k": 20}, default=False, note=NOTE)  # the simulator
 NUMBA = [f"numba/{name}" for name in sg.KERNELS]
-VARIANTS = {"cuda_c": "gpu", **{v: "gpu" for v in NUMBA}, **({"triton": "gpu"} if HAVE_TRITON
-                                                              else {})}
+STEPS = {"naive": ("1", "naive"), "coalesced": ("2", "coalesced"),
+         "smem": ("3", "shared-memory tiles"), "blocktile_1d": ("4", "1-D register tile"),
+         "blocktile_2d": ("5", "2-D register tile"),
+         "vectorized": ("6", "vectorised, transposed"),
+         "warptile": ("7", "warp tiles, double buffer"),
+         "tensor_core": ("8", "tensor cores, mma.sync (BF16)"),
+         "wgmma": ("9", "tensor cores, wgmma + TMA (BF16)")}
+# The binary's tuning instances, by the names of the KERNELS table of kernels.cuh.
+TUNING = re.findall(r'\{"((?:wt|tc|wgmma)_\w+)"',
+                    (Path(__file__).with_name("kernels.cuh")).read_text())
+VARIANTS = {
+    "cuda_c": Variant("CUDA C (every kernel of sgemm.cu, and cuBLAS)"),
+    **{f"cuda_c/{k}": Variant(f"CUDA C, {s} {name}", step=s, runs=False)
+       for k, (s, name) in STEPS.items()},
+    **{f"cuda_c/{k}": Variant(f"CUDA C tuning instance {k}", group="tuning", runs=False)
+       for k in TUNING},
+    "cublas_fp32": Variant("cuBLAS FP32", group="ceiling", runs=False),
+    "cublas_tf32": Variant("cuBLAS TF32", group="ceiling", runs=False),
+    "cublas_bf16": Variant("cuBLAS BF16", group="ceiling", runs=False),
+    **{v: Variant(f"Numba, {STEPS[v.split('/')[1]][0]} {STEPS[v.split('/')[1]][1]}",
+                  step=STEPS[v.split("/")[1]][0]) for v in NUMBA},
+    "triton": Variant("Triton (BF16)"),
+}
+RUN = tuple(k for k, v in VARIANTS.items() if v.runs and (HAVE_TRITON or k != "triton"))
+CASES = {name: Case(case.params, variants=RUN, note=case.note, default=case.default)
+         for name, case in CASES.items()}
 TUNE_SIZE = 4096  # the size at which the binary also runs its tuning variants
 BINARY_ENV = "MATMUL_SGEMM"  # path of the built sgemm binary (the cuda_c variant needs it)
 
@@ -139,8 +167,11 @@ def counts(variant: str, p: dict, ref) -> dict:
     return found
 
 
-BENCHMARK = register(Benchmark(
+BENCHMARK = Benchmark(
     name="matmul", variants=VARIANTS, cases=CASES, setup=setup, reference=reference,
     check=check, counts=counts, compiled=("numba/warptile", *(["triton"] if HAVE_TRITON else [])),
-    probe_params={"m": 64, "n": 64, "k": 64}))
+    probe_params={"m": 64, "n": 64, "k": 64})
 # --8<-- [end:register]
+
+if __name__ == "__main__":
+    sys.exit(run.main(BENCHMARK))

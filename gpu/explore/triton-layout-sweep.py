@@ -1,11 +1,9 @@
 """Run 3 sweep: matmul_triton.py's tile configurations with B stored N x K (the layout of run 3),
-at 4096^3 on the H200, against torch.matmul on the same BF16 tensors. Prints one line a config."""
-import sys
-
+at 4096^3 on the H200, against torch.matmul on the same BF16 tensors. Prints one line a config.
+Run from the repository root:  PYTHONPATH=snippets/matmul python3 gpu/explore/triton-layout-sweep.py"""
 import torch
 
-sys.path.insert(0, "snippets/matmul")
-import matmul_triton as mt  # noqa: E402
+import matmul_triton as mt
 
 n = 4096
 a = torch.randn(n, n, device="cuda").to(torch.bfloat16)
