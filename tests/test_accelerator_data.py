@@ -111,16 +111,18 @@ def test_llm_servers_are_sourced_with_their_status():
 
 def test_hlo_op_count_is_counted_from_the_committed_hlo():
     for name in ("xla-hlo-tensorflow-cpu.txt", "xla-hlo-jax-h200.txt"):
-        ops = renderers.get_value("hlo.ops")(DOCS, path=f"data/{name}")
-        assert ops == "10 (6 multiply, 3 add, 1 tanh)", ops
-        assert renderers.get_value("hlo.fusions")(DOCS, path=f"data/{name}") == "1, of kind `kLoop`"
+        hlo = renderers.get_value("compilers.hlo")
+        assert hlo(DOCS, path=f"data/{name}") == "10"
+        assert hlo(DOCS, path=f"data/{name}", fact="ops") == "6 multiply, 3 add, 1 tanh"
+        assert (hlo(DOCS, path=f"data/{name}", fact="fusions"),
+                hlo(DOCS, path=f"data/{name}", fact="kinds")) == ("1", "kLoop")
 
 
 def test_hlo_counter_rejects_a_file_with_no_fusion(tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "data/x.txt").write_text("HloModule m\nENTRY %m { ROOT %a = f32[] add(%b, %c) }\n")
     with pytest.raises(ValueError, match="no fused"):
-        renderers.get_value("hlo.ops")(tmp_path, path="data/x.txt")
+        renderers.get_value("compilers.hlo")(tmp_path, path="data/x.txt")
 
 
 def test_fact_tables_put_sources_in_footnotes():
@@ -202,7 +204,7 @@ def test_renderers_fail_on_a_missing_source(tmp_path):
 def test_timing_renderers_show_measured_rows_and_name_a_missing_gpu_file():
     html = renderers.get("accel_timings")(DOCS, path="data/frameworks-tensorflow-cpu.json")
     assert "| tensorflow xla | small: 64&nbsp;×&nbsp;128 |" in html
-    assert renderers.get_value("accel.steps")(DOCS, path="data/frameworks-tensorflow-cpu.json") == "20"
+    assert renderers.get_value("frameworks.steps")(DOCS, path="data/frameworks-tensorflow-cpu.json") == "20"
     doc = load_results(DATA / "frameworks-tensorflow-cpu.json")
     m = next(m for m in doc["measurements"] if m["variant"] == "tensorflow_xla"
              and m["params"]["size"] == "small")
@@ -258,7 +260,7 @@ def test_fp32_column_is_vector_fp32_in_every_row():
     assert not specs["AMD Instinct MI325X"]["fp32_tflops"].strip()  # no AMD figure read: notes say why
     for name in ("AWS Trainium", "AWS Trainium2", "AWS Trainium3", "AWS Inferentia2", "Intel Gaudi 3"):
         assert not specs[name]["fp32_tflops"].strip(), name  # engine not stated: in the notes
-    md = renderers.get("accel_specs")(DOCS, path="data/accelerator-specs.csv")
+    md = renderers.get("accel_specs")(DOCS, path="data/accelerator-specs.csv", part="compute")
     assert "FP32 (vector)" in md
 
 

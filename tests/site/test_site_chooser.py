@@ -21,7 +21,8 @@ import re
 
 import pytest
 
-from conftest import ROOT, load_snippet
+from conftest import ROOT
+from tests.helpers import load_snippet
 from sitecheck import browser, chromium_path, new_context, site_server  # noqa: F401
 
 PAGE = "setup/gpus-on-aws/"
