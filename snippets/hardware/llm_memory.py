@@ -18,24 +18,10 @@ Memory is counted in the units the card reports: `nvidia-smi --query-gpu=memory.
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
-
-
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
-
-
 # --8<-- [start:imports]
 import argparse
 import math
+import sys
 # --8<-- [end:imports]
 
 # --8<-- [start:shapes]
@@ -51,19 +37,6 @@ MIB, GIB = 2**20, 2**30
 # memory.total of the project's H200 as nvidia-smi reports it (docs/data/machine-h200.json)
 H200_MIB = 143771
 # --8<-- [end:shapes]
-
-
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
 
 
 # --8<-- [start:formula]
@@ -105,24 +78,25 @@ def plan(model: str, weights: str, kv: str, context: int, batch: int, gpu_mib: f
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     parser.add_argument("--model", choices=MODELS, default="llama-3.1-70b")
     parser.add_argument("--weights", choices=BYTES, default="bf16", help="weight precision")
     parser.add_argument("--kv", choices=BYTES, default="bf16", help="KV cache precision")
-    parser.add_argument("--context", type=number(int, 1, 10_000_000), default=8192,
+    parser.add_argument("--context", type=int, default=8192,
                         help="tokens per sequence (prompt + output), 8192")
-    parser.add_argument("--batch", type=number(int, 1, 100_000), default=8,
+    parser.add_argument("--batch", type=int, default=8,
                         help="sequences decoded together, 8")
-    parser.add_argument("--gpu-mib", type=number(float, 1.0, 10_000_000.0), default=H200_MIB,
+    parser.add_argument("--gpu-mib", type=float, default=H200_MIB,
                         help="memory per GPU in MiB, as nvidia-smi reports memory.total "
                              f"(default {H200_MIB}: the project's H200)")
-    parser.add_argument("--gpu-tbs", type=number(float, 0.01, 1000.0), default=4.8,
+    parser.add_argument("--gpu-tbs", type=float, default=4.8,
                         help="memory bandwidth per GPU in TB/s (default 4.8: H200 datasheet)")
-    parser.add_argument("--reserve-mib", type=number(float, 0.0, 10_000_000.0), default=0.0,
+    parser.add_argument("--reserve-mib", type=float, default=0.0,
                         help="memory kept free per GPU in MiB (CUDA context, activations), 0")
     args = parser.parse_args(argv)
-    if args.reserve_mib >= args.gpu_mib:
-        parser.error(f"--reserve-mib {args.reserve_mib:g} leaves nothing of --gpu-mib {args.gpu_mib:g}")
+    if min(args.context, args.batch) < 1 or not args.gpu_tbs > 0:
+        parser.error("--context, --batch and --gpu-tbs must be above 0")
+    if not args.gpu_mib > args.reserve_mib >= 0:  # false for nan too
+        parser.error("--gpu-mib must be a number above --reserve-mib, which must be 0 or more")
 
     p = plan(args.model, args.weights, args.kv, args.context, args.batch, args.gpu_mib,
              args.gpu_tbs, args.reserve_mib)
