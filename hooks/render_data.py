@@ -23,14 +23,29 @@ import json
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
-from renderers.page import RenderError, render_markdown  # the project's package (uv installs it)
+from mkdocs.structure.files import File
+# the project's package (uv installs it)
+from renderers.page import RenderError, provenance, render_markdown, shown_files
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def on_files(files, config):
+    """Serve every snippet a page shows with the site, at /snippets/..., for download."""
+    shown = {f for page in Path(config["docs_dir"]).rglob("*.md")
+             for f in shown_files(page.read_text())}
+    for rel in sorted(shown):
+        files.append(File.generated(config, rel, abs_src_path=str(ROOT / rel)))
+    return files
 
 
 def on_page_markdown(markdown, page, config, files):
+    docs_dir = Path(config["docs_dir"])
     try:
-        return render_markdown(markdown, Path(config["docs_dir"]), page.file.src_uri)
-    except RenderError as exc:
-        raise PluginError(str(exc)) from exc
+        return (render_markdown(markdown, docs_dir, page.file.src_uri)
+                + provenance(markdown, docs_dir, page.file.src_uri))
+    except (RenderError, ValueError, OSError) as exc:
+        raise PluginError(f"{page.file.src_uri}: {exc}") from exc
 
 
 def on_page_context(context, page, config, nav):

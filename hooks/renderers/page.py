@@ -67,3 +67,41 @@ def render_values(line: str, docs_dir: Path, page_name: str) -> str:
     return VALUE.sub(one, line)
 
 
+
+
+RESULTS_ARG = re.compile(r"\bpath=(data/[\w.-]+\.json)\b")
+INCLUDE = re.compile(r'--8<--\s+"(?P<path>snippets/[^":"]+)')
+
+
+def shown_files(markdown: str) -> list[str]:
+    """The snippet files a page includes (whole or in sections), in page order."""
+    return list(dict.fromkeys(m["path"] for m in INCLUDE.finditer(markdown)))
+
+
+def provenance(markdown: str, docs_dir: Path, page_uri: str) -> str:
+    """What closes every page that shows measurements or code: for each results file the page
+    renders, the GPU (or CPU), date and commit it was measured with; and each shown file as a
+    download served with the site (see the hook's on_files)."""
+    from bench import results  # the schema's reader
+
+    runs = []
+    for rel in dict.fromkeys(RESULTS_ARG.findall(markdown)):
+        if '"gpu-survival-toolkit/results/' not in (docs_dir / rel).read_text()[:200]:
+            continue  # a fact table or another tool's report, not a benchmark run
+        doc = results.read_results(docs_dir / rel)
+        system, code = doc["system"], doc.get("code") or {}
+        gpus = system.get("gpus") or []
+        where = gpus[0]["name"] if gpus else system.get("host", {}).get("cpu", "CPU")
+        runs.append(f"`{rel}`: {where}, {system.get('date', '?')[:10]}, commit "
+                    f"`{code.get('commit', 'unknown')[:7]}`"
+                    + (" (uncommitted changes)" if code.get("dirty") else ""))
+    up = "../" * page_uri.count("/")
+    files = [f"[{Path(f).name}]({up}{f})" for f in shown_files(markdown)]
+    if not runs and not files:
+        return ""
+    lines = ['<div class="page-provenance" markdown>', ""]
+    if runs:
+        lines += ["**Measured:** " + "; ".join(runs) + ".", ""]
+    if files:
+        lines += ["**Download the files shown:** " + " · ".join(files), ""]
+    return "\n".join(lines + ["</div>", ""])
