@@ -9,13 +9,12 @@
 
 from __future__ import annotations
 
-import csv
 from html import escape
 from pathlib import Path
 
 from bench import roofline as model
 
-from . import markdown_table, renderer, svg_figure, value
+from . import markdown_table, read_csv, renderer, svg_figure, value
 from .run_details import label, load, load_results
 
 
@@ -107,8 +106,7 @@ def show(v: float, unit: str) -> str:
 
 @renderer("spec_table")
 def spec_table(docs_dir: Path, specs: str, keys: str) -> str:
-    with open(docs_dir / specs, newline="") as f:
-        rows = {r["key"]: r for r in csv.DictReader(f)}
+    rows = {r["key"]: r for r in read_csv(docs_dir, specs)}
     out = []
     for key in keys.split():
         r = rows[key]
