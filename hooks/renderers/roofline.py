@@ -15,7 +15,7 @@ from pathlib import Path
 from bench import roofline as model
 
 from . import markdown_table, read_csv, renderer, svg_figure, value
-from .run_details import label, load, load_results
+from .run_details import gbs, label, load
 
 
 def device_names(doc: dict) -> dict[str, str]:
@@ -77,7 +77,7 @@ def machine_table(docs_dir: Path, path: str) -> str:
         if "matmul" in m["case"]:
             rate = f"{m['flops'] / m['median_s'] / 1e12:,.2f} TFLOP/s"
         else:
-            rate = f"{m['bytes'] / m['median_s'] / 1e9:,.1f} GB/s"
+            rate = f"{gbs(m):,.1f} GB/s"
         rows.append([names[m["device"]], f"{label(doc, m['variant'])}, {size_of(m)}", rate])
     return markdown_table(["device", "what", "measured"], rows, "llr") + "\n"
 
