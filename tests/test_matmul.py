@@ -273,9 +273,10 @@ def test_build_report_has_every_published_kernel(r):
         assert 16 <= f["registers"] <= 255 and f["spill_stores"] == 0, (kernel, f)
     assert facts["tensor_core"]["dynamic_smem"] == 4 * (128 * 32 + 32 * 128) * 2  # 4 stages
     assert facts["wgmma"]["dynamic_smem"] == 4 * (128 + 256) * 64 * 2 + 1024  # + 1 KiB to align
-    # every tuning variant the page predicts was built
-    assert set(r.PREDICTIONS) <= set(facts) | {"warptile", "tensor_core"} | set(
-        n for n in r.PREDICTIONS if n in facts)
+    # every CUDA C tuning variant the page predicts was built
+    predicted = r.read_predictions(ROOT / "docs", "data/matmul-predictions.csv")
+    assert {n for n in predicted if ":" not in n} <= set(facts)
+    assert {"numba:vectorized", "triton:first"} <= set(predicted)
 
 
 def test_parse_build_reads_ptxas_lines(r):
@@ -299,8 +300,12 @@ def test_error_ratio_is_computed_from_the_data(r):
     ratios = r.error_ratios(r.load(ROOT / "docs", "data/matmul-h200.json"))
     got = ratios[("cublas_bf16", (4096, 4096, 4096))]
     assert got == pytest.approx(err[("cublas_bf16", 4096)] / err[("cublas_fp32", 4096)])
-    text = r.matmul_precision(ROOT / "docs", "data/matmul-h200.json")
-    assert f"{got:,.0f}" in text
+    shown = [r.error_ratio(ROOT / "docs", "data/matmul-h200.json", "cublas_bf16", bound)
+             for bound in ("min", "max")]
+    every = [err[("cublas_bf16", m)] / err[("cublas_fp32", m)] for (v, m) in err if v == "cublas_bf16"]
+    assert got in every and shown == [f"{min(every):,.0f}", f"{max(every):,.0f}"]
+    assert "{{ matmul.error_ratio path=data/matmul-h200.json variant=cublas_bf16 bound=max }}" \
+        in (ROOT / "docs/kernels/matmul.md").read_text()
 
 
 def test_committed_h200_results_meet_the_bars():
@@ -348,19 +353,23 @@ def test_raw_log_bench_lines_are_valid():
 
 
 def test_ncu_paragraph_reads_the_profile(r):
-    text = r.matmul_ncu(ROOT / "docs", "data/matmul-ncu-h200.txt")
     prof = r.parse_ncu((ROOT / "docs/data/matmul-ncu-h200.txt").read_text())
     assert set(prof) == {"naive", "coalesced"}
     sm = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
     assert prof["coalesced"][sm] > 5 * prof["naive"][sm]  # what the page's paragraph says
-    assert f"{prof['naive'][sm]:.0f} %" in text and "million load requests" in text
+    assert r.ncu_value(ROOT / "docs", "data/matmul-ncu-h200.txt", "naive", sm) \
+        == f"{prof['naive'][sm]:.0f}"
+    page = (ROOT / "docs/kernels/matmul.md").read_text()
+    assert f"kernel=coalesced metric={sm} }}}} % of peak" in page
     with pytest.raises(ValueError):
-        r.matmul_ncu(ROOT / "docs", "data/matmul-build-h200.txt")
+        r.ncu_value(ROOT / "docs", "data/matmul-build-h200.txt", "naive", sm)
 
 
 def test_interior_loads_table_reads_both_logs(r):
     logs = "../gpu/logs/h200-2026-12-01c"
-    text = r.matmul_loads(ROOT / "docs", f"{logs}/inner-explore.txt", f"{logs}/inner-ncu.txt")
+    words = {"stalls": "data/matmul-stalls.csv", "new": "plain", "old": "guarded"}
+    text = r.matmul_loads(ROOT / "docs", f"{logs}/inner-explore.txt", f"{logs}/inner-ncu.txt",
+                          **words)
     timing, stalls = text.strip().split("\n\n")
     new, old = timing.splitlines()[2:]
     rate = lambda cell: float(cell.split(" TFLOP/s")[0])  # noqa: E731
@@ -370,4 +379,5 @@ def test_interior_loads_table_reads_both_logs(r):
     plain, guarded = (float(c) for c in no_instruction.strip(" |").split(" | ")[2:4])
     assert guarded > 2 * plain
     with pytest.raises(ValueError):  # a log without the alternating rounds
-        r.matmul_loads(ROOT / "docs", f"{logs}/async-explore.txt", f"{logs}/inner-ncu.txt")
+        r.matmul_loads(ROOT / "docs", f"{logs}/async-explore.txt", f"{logs}/inner-ncu.txt",
+                       **words)

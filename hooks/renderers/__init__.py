@@ -8,6 +8,7 @@ import no teaching file and no benchmark, and hold no sentences of a page.
 
 from __future__ import annotations
 
+import csv
 import importlib
 import json
 import pkgutil
@@ -51,11 +52,21 @@ def get(name: str) -> Callable[..., str]:
     return _REGISTRY[name]
 
 
-def load_json(docs_dir: Path, path: str) -> dict:
+def data_file(docs_dir: Path, path: str) -> Path:
     file = docs_dir / path
     if not file.is_file():
         raise FileNotFoundError(f"data file {path} not found under {docs_dir}")
-    return json.loads(file.read_text())
+    return file
+
+
+def load_json(docs_dir: Path, path: str) -> dict:
+    return json.loads(data_file(docs_dir, path).read_text())
+
+
+def read_csv(docs_dir: Path, path: str) -> list[dict]:
+    """The rows of a CSV file; lines starting with # (its provenance) are skipped."""
+    with data_file(docs_dir, path).open(newline="") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
 def markdown_table(header: list[str], rows: list[list[object]], align: str | None = None) -> str:

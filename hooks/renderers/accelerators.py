@@ -6,26 +6,21 @@ Pages call them with one-line comments, for example
 
 from __future__ import annotations
 
-import csv
 import re
 from html import escape
 from pathlib import Path
 from urllib.parse import urlparse
 
-from . import load_json, markdown_table, renderer, value
+from . import data_file, load_json, markdown_table, read_csv, renderer, value
 from .run_details import describe_run, label
 
 URL = re.compile(r"https?://[^\s;,)]+")
 AS_OF = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 
 
-def read_csv(docs_dir: Path, path: str, required: tuple[str, ...]) -> list[dict]:
+def sourced(docs_dir: Path, path: str, required: tuple[str, ...]) -> list[dict]:
     """Rows of a sourced CSV; fails (and so fails the build) if a row lacks a source or date."""
-    file = docs_dir / path
-    if not file.is_file():
-        raise FileNotFoundError(f"data file {path} not found under {docs_dir}")
-    with file.open(newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_csv(docs_dir, path)
     if not rows:
         raise ValueError(f"{path} has no rows")
     missing = [c for c in required if c not in rows[0]]
@@ -106,7 +101,7 @@ def accel_specs(docs_dir: Path, path: str, part: str) -> str:
     """One narrow table of the spec file (readable at phone width), each name footnoted."""
     header, align, cells = SPEC_TABLES[part]
     rows = []
-    for i, r in enumerate(read_csv(docs_dir, path, SPEC_COLS), start=1):
+    for i, r in enumerate(sourced(docs_dir, path, SPEC_COLS), start=1):
         unc = {u.strip() for u in r["unconfirmed"].split(";") if u.strip()}
         rows.append([f"**{nowrap(r['accelerator'])}**[^spec-{i}]",
                      *cells(r, lambda col: number(r[col], col in unc))])
@@ -117,14 +112,14 @@ def accel_specs(docs_dir: Path, path: str, part: str) -> str:
 def accel_spec_sources(docs_dir: Path, path: str) -> str:
     return "\n".join(f"[^spec-{i}]: {escape(r['accelerator'])}: {source_links(r['source'])} "
                      f"(as of {r['as_of']})"
-                     for i, r in enumerate(read_csv(docs_dir, path, SPEC_COLS), start=1)) + "\n"
+                     for i, r in enumerate(sourced(docs_dir, path, SPEC_COLS), start=1)) + "\n"
 
 
 @renderer("cpu_gap")
 def cpu_gap(docs_dir: Path, path: str, gpu: str, cpus: str) -> str:
     """How many times a GPU's dense BF16 and memory bandwidth exceed each named CPU's,
     computed from the spec file (so the page never types the ratio)."""
-    rows = {r["accelerator"]: r for r in read_csv(docs_dir, path, SPEC_COLS)}
+    rows = {r["accelerator"]: r for r in sourced(docs_dir, path, SPEC_COLS)}
     g = rows[gpu]
     out = []
     for name in cpus.split("|"):
@@ -134,10 +129,6 @@ def cpu_gap(docs_dir: Path, path: str, gpu: str, cpus: str) -> str:
                     "AMX tiles" if "AMX" in c["notes"] else "AVX-512 only"])
     return markdown_table([f"{escape(gpu)} over", "BF16 TFLOPS", "bandwidth", "matrix unit"],
                           out, align="lrrl") + "\n"
-
-
-STATUS_ICON = {"maintained": "maintained", "archived": "**archived**",
-               "unmaintained": "**unmaintained**"}
 
 
 def footnoted(prefix: str, i: int, text: str, source: str, as_of: str) -> str:
@@ -150,19 +141,19 @@ def footnoted(prefix: str, i: int, text: str, source: str, as_of: str) -> str:
 @renderer("ml_compilers")
 def ml_compilers(docs_dir: Path, path: str) -> str:
     """Three columns (name and layer, what it does, status); detail and sources as footnotes."""
-    rows = read_csv(docs_dir, path, ("name", "layer", "what_it_does", "status", "status_detail",
+    rows = sourced(docs_dir, path, ("name", "layer", "what_it_does", "status", "status_detail",
                                      "source", "as_of"))
     out, foot = [], []
     for i, r in enumerate(rows, start=1):
         out.append([f"**{escape(r['name'])}**<br>{escape(r['layer'])}", escape(r["what_it_does"]),
-                    STATUS_ICON.get(r["status"], f"**{escape(r['status'])}**") + f"[^cc-{i}]"])
+                    (r["status"] if r["status"] == "maintained" else f"**{escape(r['status'])}**") + f"[^cc-{i}]"])
         foot.append(footnoted("cc", i, escape(r["status_detail"]), r["source"], r["as_of"]))
     return markdown_table(["compiler", "what it does", "status"], out) + "\n\n" + "\n".join(foot) + "\n"
 
 
 @renderer("llm_serving")
 def llm_serving(docs_dir: Path, path: str) -> str:
-    rows = read_csv(docs_dir, path, ("name", "what_it_is_for", "how", "status", "source", "as_of"))
+    rows = sourced(docs_dir, path, ("name", "what_it_is_for", "how", "status", "source", "as_of"))
     out, foot = [], []
     for i, r in enumerate(rows, start=1):
         out.append([f"**{escape(r['name'])}**[^srv-{i}]", escape(r["what_it_is_for"]),
@@ -175,7 +166,7 @@ def llm_serving(docs_dir: Path, path: str) -> str:
 
 @renderer("cloud_services")
 def cloud_services(docs_dir: Path, path: str) -> str:
-    rows = read_csv(docs_dir, path, ("capability", "sagemaker", "vertex_ai", "azure_ml", "source",
+    rows = sourced(docs_dir, path, ("capability", "sagemaker", "vertex_ai", "azure_ml", "source",
                                      "as_of"))
     out, foot = [], []
     for i, r in enumerate(rows, start=1):
@@ -211,10 +202,7 @@ def hlo_counts(text: str) -> tuple[dict[str, int], list[str]]:
 def hlo_fact(docs_dir: Path, path: str, fact: str = "total") -> str:
     """A count from a committed HLO file: total (element-wise operations inside the fusions),
     ops ("6 multiply, 3 add, ..."), fusions, kinds (of fusion)."""
-    file = docs_dir / path
-    if not file.is_file():
-        raise FileNotFoundError(f"data file {path} not found under {docs_dir}")
-    counts, kinds = hlo_counts(file.read_text())
+    counts, kinds = hlo_counts(data_file(docs_dir, path).read_text())
     if not counts or not kinds:
         raise ValueError(f"{path}: no fused element-wise operations found")
     return {"total": str(sum(counts.values())), "fusions": str(len(kinds)),

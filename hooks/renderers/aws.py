@@ -6,23 +6,14 @@ its loader accepts every row, so the page and the chooser read the same file und
 
 from __future__ import annotations
 
-import csv
 from collections import Counter
 from html import escape
 from pathlib import Path
 
-from . import markdown_table, renderer
+from . import markdown_table, read_csv, renderer, value
 
 UNCONFIRMED = "†"
 TABS = [("Training", "training"), ("Inference", "inference"), ("Graphics", "graphics")]
-
-
-def read_rows(docs_dir: Path, path: str) -> list[dict]:
-    file = docs_dir / path
-    if not file.is_file():
-        raise FileNotFoundError(f"data file {path} not found under {docs_dir}")
-    with open(file, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 FLAGGED = {"specs": {"accelerators", "vcpus"}, "status": {"status"},
@@ -80,21 +71,48 @@ def indent(text: str) -> str:
     return "\n".join(("    " + line) if line else "" for line in text.splitlines())
 
 
-@renderer("aws_instances")
-def aws_instances(docs_dir: Path, path: str) -> str:
-    rows = read_rows(docs_dir, path)
+def numbered_sources(rows: list[dict]) -> tuple[dict, set[int]]:
+    """({(source, as of): its number}, the numbers of the price and spec sources most rows share:
+    those are named once, under the table)."""
     keys = sorted({(r["price_source"], r["price_as_of"]) for r in rows}
                   | {(r["spec_source"], r["spec_as_of"]) for r in rows})
     sources = {k: n for n, k in enumerate(keys, start=1)}
-    # The price and spec sources most rows share are named once, under the table.
     usual = {Counter(sources[(r[f"{kind}_source"], r[f"{kind}_as_of"])] for r in rows).most_common(1)[0][0]
              for kind in ("price", "spec")}
+    return sources, usual
+
+
+@value("aws.usual_sources")
+def usual_sources(docs_dir: Path, path: str) -> str:
+    return " and ".join(f"[{n}]" for n in sorted(numbered_sources(read_csv(docs_dir, path))[1]))
+
+
+@value("aws.sources")
+def history_sources(docs_dir: Path, path: str, note: str) -> str:
+    """The sources of the price-history rows whose note ends with `note`."""
+    return ", ".join(escape(s) for s in sorted({r["source"] for r in read_csv(docs_dir, path)
+                                                if r["note"].endswith(note)}))
+
+
+@renderer("aws_instances")
+def aws_instances(docs_dir: Path, path: str) -> str:
+    """One tab per role (and the retired types), a table each."""
+    rows = read_csv(docs_dir, path)
+    sources, usual = numbered_sources(rows)
     out = []
     for title, role in TABS:
         live = [r for r in rows if r["role"] == role and r["status"] != "retired"]
         out.append(f'=== "{title} ({len(live)})"\n\n{indent(table_for(live, sources, usual))}\n')
     retired = [r for r in rows if r["status"] == "retired"]
     out.append(f'=== "Retired ({len(retired)})"\n\n{indent(table_for(retired, sources, usual))}\n')
+    return "\n".join(out)
+
+
+@renderer("aws_notes")
+def aws_notes(docs_dir: Path, path: str) -> str:
+    """The rows' notes (one per family where a family shares it) and the numbered sources."""
+    rows = read_csv(docs_dir, path)
+    sources = numbered_sources(rows)[0]
     notes = [f"- `{r['instance_type']}`: {escape(r['notes'])}" for r in rows if r.get("notes")
              and not r["instance_type"].startswith(("g4ad.", "p3."))]
     seen_fam = set()
@@ -104,21 +122,14 @@ def aws_instances(docs_dir: Path, path: str) -> str:
             seen_fam.add(fam)
             notes.append(f"- `{fam}.*`: {escape(r['notes'])}")
     listing = "\n".join(f"[{n}] {linked(src)}, as of {date}" for (src, date), n in sources.items())
-    legend = (f"Prices and specs: sources {' and '.join(f'[{n}]' for n in sorted(usual))} below "
-              "unless a row's notes name another. "
-              f"{UNCONFIRMED} not confirmed by a primary source (the field is named; see the notes "
-              "below). $/GPU-hour is the price divided by the number of accelerators (GPUs or AWS "
-              "chips); for a fraction of a GPU it is the price of a whole one at that rate. "
-              "BF16 / FP8: whether the accelerator computes natively in that format. Notes: the "
-              "status when it is not current (legacy: still sold, superseded).")
-    return ("\n".join(out) + f"\n{legend}\n\nNotes:\n\n" + "\n".join(notes)
+    return ("Notes:\n\n" + "\n".join(notes)
             + "\n\nSources:\n\n" + "\n".join(f"- {line}" for line in listing.splitlines()) + "\n")
 
 
 @renderer("aws_price_changes")
 def aws_price_changes(docs_dir: Path, path: str, instances: str) -> str:
-    history = read_rows(docs_dir, path)
-    now = {r["instance_type"]: r for r in read_rows(docs_dir, instances)}
+    history = read_csv(docs_dir, path)
+    now = {r["instance_type"]: r for r in read_csv(docs_dir, instances)}
     cut = [r for r in history if r["note"].endswith("June 2025 cut")]
     by_type: dict[str, dict[str, dict]] = {}
     for r in cut:
@@ -130,17 +141,14 @@ def aws_price_changes(docs_dir: Path, path: str, instances: str) -> str:
         body.append([f"`{itype}`", f"{b['usd_per_hour']} ({b['date']})",
                      f"{a['usd_per_hour']} ({a['date']})", f"{100 * (after - before) / before:+.1f}%",
                      f"{now[itype]['on_demand_usd_per_hour']} ({now[itype]['price_as_of']})"])
-    src = sorted({r["source"] for r in cut})
-    return (markdown_table(["instance", "$/hour before", "$/hour after", "change", "$/hour now"],
-                           body, "lrrrr")
-            + f"\n\nSource: {', '.join(escape(s) for s in src)}; snapshots dated as shown. "
-              "Now: the data file on this page.\n")
+    return markdown_table(["instance", "$/hour before", "$/hour after", "change", "$/hour now"],
+                          body, "lrrrr") + "\n"
 
 
 @renderer("aws_article_check")
 def aws_article_check(docs_dir: Path, path: str, instances: str) -> str:
-    history = read_rows(docs_dir, path)
-    now = {r["instance_type"]: r for r in read_rows(docs_dir, instances)}
+    history = read_csv(docs_dir, path)
+    now = {r["instance_type"]: r for r in read_csv(docs_dir, instances)}
     body = []
     for r in (r for r in history if r["note"] == "the original article"):
         cur = now[r["instance_type"]]
@@ -153,13 +161,12 @@ def aws_article_check(docs_dir: Path, path: str, instances: str) -> str:
 
 
 @renderer("aws_cost_per_job")
-def aws_cost_per_job(docs_dir: Path, path: str, reference: str, hours: str, tflops: str,
-                     source: str) -> str:
+def aws_cost_per_job(docs_dir: Path, path: str, reference: str, hours: str, tflops: str) -> str:
     """What one compute-bound job costs on several instances, scaled by dense BF16 TFLOPS.
 
     tflops: "instance:TFLOPS per accelerator,..." (sourced on the page); the job takes `hours`
     on `reference`, and on another instance hours x (reference's total / its total TFLOPS)."""
-    rows = {r["instance_type"]: r for r in read_rows(docs_dir, path)}
+    rows = {r["instance_type"]: r for r in read_csv(docs_dir, path)}
     per_acc = {k: float(v) for k, v in (item.split(":") for item in tflops.split(","))}
     total = {k: v * float(rows[k]["accelerator_count"]) for k, v in per_acc.items()}
     ref_hours = float(hours)
@@ -171,7 +178,5 @@ def aws_cost_per_job(docs_dir: Path, path: str, reference: str, hours: str, tflo
         price = float(r["on_demand_usd_per_hour"])
         body.append([f"`{itype}`", f"{r['accelerator_count']} × {r['accelerator']}",
                      f"{total[itype]:,.0f}", f"{price:.4f}", f"{h:.1f}", f"{h * price:,.2f}"])
-    return (markdown_table(["instance", "accelerators", "dense BF16 TFLOPS", "$/hour", "hours",
-                            "job $"], body, "llrrrr")
-            + f"\n\nTFLOPS: {escape(source)}. Prices: the data file on this page "
-              f"(as of {rows[reference]['price_as_of']}).\n")
+    return markdown_table(["instance", "accelerators", "dense BF16 TFLOPS", "$/hour", "hours",
+                           "job $"], body, "llrrrr") + "\n"

@@ -44,8 +44,6 @@ def _apply_style() -> None:
 def dark_svg(svg: str) -> str:
     """The dark-scheme copy of a matplotlib SVG: default (black) text and lines made light,
     white fills (legend boxes) made the dark background."""
-    import re
-
     out = re.sub(r"#[0-9a-fA-F]{6}\b", lambda m: DARK_INK.get(m.group(0).lower(), m.group(0)), svg)
     style = f"<style>text {{ fill: {DARK_INK['#000000']}; }}</style>"
     return re.sub(r"(<svg[^>]*>)", lambda m: m.group(1) + style, out, count=1)
@@ -82,8 +80,6 @@ def _plain_log_ticks(fig) -> None:
 
 def _smallest_px(svg: str) -> float:
     """The smallest type of an SVG, in CSS px, when the SVG is shown CHART_MIN_WIDTH_PX wide."""
-    import re
-
     width = float(re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', svg).group(1))
     sizes = [float(x) for x in re.findall(r"font-size:\s*([\d.]+)px", svg)]
     return min(sizes, default=READABLE_PX) * CHART_MIN_WIDTH_PX / width

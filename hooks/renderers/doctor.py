@@ -3,18 +3,12 @@ and one field of a data file for a sentence of a page."""
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from html import escape
 from pathlib import Path
 
-from . import markdown_table, renderer, value
-
-
-def read_csv(docs_dir: Path, path: str) -> list[dict]:
-    with open(docs_dir / path, newline="") as f:
-        return list(csv.DictReader(f))
+from . import markdown_table, read_csv, renderer, value
 
 
 @renderer("text_file")
@@ -24,12 +18,6 @@ def text_file(docs_dir: Path, path: str, lang: str = "text", title: str = "") ->
     fence = "````" if "```" in text else "```"
     shown = title or (path.removeprefix("../") if path.startswith("../") else f"docs/{path}")
     return f'{fence}{lang} title="{escape(shown)}"\n{text}\n{fence}\n'
-
-
-@renderer("troubleshooting_log")
-def troubleshooting_log(docs_dir: Path, path: str) -> str:
-    """A raw log that gpu/troubleshooting.sh recorded on the GPU machine."""
-    return text_file(docs_dir, path)
 
 
 @value("json.field")

@@ -1,18 +1,10 @@
-"""The matrix-multiplication page: every kernel against cuBLAS, from one results file and the
-build report of the same run.
+"""The matrix-multiplication page: every kernel against cuBLAS, from one results file (labels
+from its `variants`), the build report of the same run and the raw logs of the tuning calls.
 
-- `matmul_step path= kernel= [size=4096]`: one kernel's rate in CUDA C and in Numba, each as a
-  fraction of cuBLAS FP32 measured in the same run, and the kernel's arithmetic intensity.
-- `matmul_table path= lang=cuda_c|numba`: TFLOP/s (and % of cuBLAS FP32) per kernel and size.
-- `matmul_chart path=`: rate per kernel against size, cuBLAS FP32 as the reference line.
-- `matmul_library path=`: cuBLAS in FP32, TF32 and BF16 per size, their errors, and each
-  error as a multiple of the FP32 error (computed here).
-- `matmul_tensor path= [size=4096] kernels=tensor_core,wgmma,triton`: BF16 kernels against
-  cuBLAS BF16 and FP32.
-- `matmul_tuning path= build= [size=4096]`: every tuning variant of the CUDA C binary, with its
-  registers and spills from the build report, its rate and its fraction of cuBLAS.
-- `matmul_build build= source=`: registers, spills and shared memory of the published kernels.
-- `matmul_headline path=`: the best kernel per language as a fraction of cuBLAS.
+Tables: `matmul_table path= lang=cuda_c|numba`, `matmul_chart`, `matmul_library`,
+`matmul_build path= build=`, `matmul_tuning path= build= predictions=`, `matmul_loads`,
+`matmul_python_tuning log= predictions=`. Figures for the page's sentences: `matmul.rate`,
+`matmul.intensity`, `matmul.best`, `matmul.best_tuned`, `matmul.error_ratio`, `matmul.ncu`.
 """
 
 from __future__ import annotations
@@ -20,18 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from . import markdown_table, renderer, svg_figure
-from .run_details import load_results
+from . import markdown_table, read_csv, renderer, svg_figure, value
+from .run_details import label, load
 
-KERNELS = ["naive", "coalesced", "smem", "blocktile_1d", "blocktile_2d", "vectorized", "warptile"]
-LABELS = {"naive": "1 naive", "coalesced": "2 coalesced", "smem": "3 shared-memory tiles",
-          "blocktile_1d": "4 1-D register tile", "blocktile_2d": "5 2-D register tile",
-          "vectorized": "6 vectorised, transposed", "warptile": "7 warp tiles, double buffer",
-          "tensor_core": "8 tensor cores, mma.sync (BF16)",
-          "wgmma": "9 tensor cores, wgmma + TMA (BF16)", "triton": "Triton (BF16)"}
-TENSOR = {"tensor_core": ("cuda_c/tensor_core", "CUDA C `mma.sync`"),
-          "wgmma": ("cuda_c/wgmma", "CUDA C `wgmma` + TMA"), "triton": ("triton", "Triton")}
-LANGS = {"cuda_c": "CUDA C", "numba": "Numba"}
 BASE = {"fp32": "cublas_fp32", "bf16": "cublas_bf16"}
 
 # Tile sizes of the GPU builds (kernels/*.cuh and sgemm_numba.py; tests/test_matmul.py checks that
@@ -56,8 +39,18 @@ def intensity(kernel: str) -> tuple[float, float | None]:
     return 2 * bm * bn / (4 * (bm + bn)), 2 * tm * tn / (4 * (tm + tn))
 
 
-def load(docs_dir: Path, path: str) -> dict:
-    return load_results(docs_dir, path)[0]
+def steps(doc: dict, lang: str) -> list[str]:
+    """The kernels of a language's steps, in order; `fp32` for the steps both languages have."""
+    keys = [k for k, v in doc["variants"].items() if v.get("step") and "/" in k]
+    if lang == "fp32":
+        return [k.split("/")[1] for k in keys if k.startswith("numba/")]
+    return [k.split("/")[1] for k in keys if k.startswith(f"{lang}/")]
+
+
+def short(doc: dict, variant: str) -> tuple[str, str]:
+    """("CUDA C", "1 naive") from the label "CUDA C, 1 naive"."""
+    lang, _, name = label(doc, variant).partition(", ")
+    return lang, name
 
 
 def size_key(m: dict) -> tuple[int, int, int]:
@@ -85,10 +78,6 @@ def sizes(doc: dict) -> list[tuple[int, int, int]]:
     return sorted(keys, key=lambda s: (not s[0] == s[1] == s[2], s))
 
 
-def variant_name(lang: str, kernel: str) -> str:
-    return kernel if lang == "triton" else f"{lang}/{kernel}"
-
-
 def rate(ix: dict, variant: str, key, precision: str = "fp32") -> tuple[float, float] | None:
     """(TFLOP/s, fraction of cuBLAS in `precision` at the same size) or None."""
     m, ref = ix.get((variant, key)), ix.get((BASE[precision], key))
@@ -97,63 +86,68 @@ def rate(ix: dict, variant: str, key, precision: str = "fp32") -> tuple[float, f
     return tflops(m), ref["median_s"] / m["median_s"]
 
 
-def need(r, what: str, path: str):
+def shown(r: tuple[float, float] | None, show: str, digits: str, what: str) -> str:
+    """A rate as TFLOP/s (show=tflops), % of cuBLAS (pct) or a multiple of cuBLAS (times)."""
     if r is None:
-        raise ValueError(f"{path} has no {what} (with its cuBLAS run)")
-    return r
+        raise ValueError(f"no {what} (with its cuBLAS run)")
+    return {"tflops": f"{r[0]:.{digits}f}", "pct": f"{100 * r[1]:.{digits}f} %",
+            "times": f"{r[1]:.{digits}f}×"}[show]
 
 
-@renderer("matmul_step")
-def matmul_step(docs_dir: Path, path: str, kernel: str, size: str = "4096") -> str:
-    if kernel not in KERNELS:
-        raise KeyError(f"unknown kernel {kernel!r}")
-    doc, n = load(docs_dir, path), int(size)
-    ix, key = index(doc), (n, n, n)
-    parts = []
-    for lang, name in LANGS.items():
-        r = need(rate(ix, f"{lang}/{kernel}", key), f"{lang}/{kernel} at {n}³", path)
-        parts.append(f"{name} **{r[0]:.1f} TFLOP/s** ({100 * r[1]:.1f} % of cuBLAS FP32)")
+@value("matmul.rate")
+def rate_value(docs_dir: Path, path: str, variant: str, show: str = "tflops", of: str = "fp32",
+               digits: str = "1", size: str = "4096") -> str:
+    """A variant's rate at size³, against cuBLAS in precision `of` measured in the same run."""
+    n = int(size)
+    return shown(rate(index(load(docs_dir, path)), variant, (n, n, n), of), show, digits,
+                 f"{variant} at {n}³ in {path}")
+
+
+@value("matmul.intensity")
+def intensity_value(docs_dir: Path, kernel: str, memory: str = "global") -> str:
+    """FLOP per byte loaded from global memory (memory=global) or read from shared (shared)."""
     glob, shared = intensity(kernel)
-    ai = f"{glob:g} FLOP per byte loaded from global memory"
-    if shared is not None:
-        ai += f", {shared:.2g} FLOP per byte read from shared memory"
-    return (f'!!! abstract "Measured at {n}³ on the H200"\n\n    {"; ".join(parts)}. '
-            f"Arithmetic intensity: {ai}.\n")
+    return f"{glob:g}" if memory == "global" else f"{shared:.2g}"
 
 
-@renderer("matmul_tensor")
-def matmul_tensor(docs_dir: Path, path: str, size: str = "4096",
-                  kernels: str = "tensor_core,wgmma,triton") -> str:
-    """BF16 kernels (mma.sync or wgmma in CUDA C, Triton) against cuBLAS BF16 and FP32."""
+@value("matmul.best")
+def best_value(docs_dir: Path, path: str, lang: str, show: str = "pct", size: str = "4096") -> str:
+    """The FP32 step of a language nearest cuBLAS FP32 at size³: its name, pct or tflops."""
     doc, n = load(docs_dir, path), int(size)
-    ix, key = index(doc), (n, n, n)
-    parts = []
-    for variant, name in (TENSOR[k] for k in kernels.split(",")):
-        r = need(rate(ix, variant, key, "bf16"), f"{variant} at {n}³", path)
-        fp32 = need(rate(ix, variant, key, "fp32"), f"{variant} at {n}³", path)
-        parts.append(f"{name} **{r[0]:.0f} TFLOP/s** ({100 * r[1]:.0f} % of cuBLAS BF16, "
-                     f"{fp32[1]:.1f}× cuBLAS FP32)")
-    base = ix[("cublas_bf16", key)]
-    return (f'!!! abstract "Measured at {n}³ on the H200"\n\n    {"; ".join(parts)}. '
-            f"cuBLAS BF16 with the same inputs and FP32 output: {tflops(base):.0f} TFLOP/s.\n")
+    ix = index(doc)
+    found = [(r, k) for k in steps(doc, "fp32") if (r := rate(ix, f"{lang}/{k}", (n, n, n)))]
+    if not found:
+        raise ValueError(f"{path} has no {lang} kernel at {n}³")
+    r, kernel = max(found, key=lambda x: x[0][1])
+    return short(doc, f"{lang}/{kernel}")[1].partition(" ")[2] if show == "name" else \
+        shown(r, show, "1", kernel)
+
+
+@value("matmul.best_tuned")
+def best_tuned(docs_dir: Path, path: str, prefix: str, of: str = "fp32", show: str = "pct",
+               digits: str = "1", size: str = "4096") -> str:
+    """The fastest measured instance of a template (cuda_c/<prefix>...) at size³."""
+    ix, n = index(load(docs_dir, path)), int(size)
+    found = [(r, v.split("/", 1)[1]) for (v, k) in ix if k == (n, n, n)
+             and v.startswith(f"cuda_c/{prefix}") and (r := rate(ix, v, k, of))]
+    if not found:
+        raise ValueError(f"no cuda_c/{prefix}* measurement at {n}³")
+    r, name = max(found, key=lambda x: x[0][1])
+    return name if show == "name" else shown(r, show, digits, name)
 
 
 @renderer("matmul_table")
 def matmul_table(docs_dir: Path, path: str, lang: str) -> str:
-    if lang not in LANGS:
-        raise KeyError(f"lang must be one of {list(LANGS)}")
     doc = load(docs_dir, path)
     ix, keys = index(doc), sizes(doc)
     rows = [["cuBLAS FP32", *[f"{tflops(ix[('cublas_fp32', k)]):.1f}"
                               if ("cublas_fp32", k) in ix else "–" for k in keys]]]
-    for kernel in KERNELS:
-        cells = []
-        for k in keys:
-            r = rate(ix, f"{lang}/{kernel}", k)
-            cells.append(f"{r[0]:.1f} ({100 * r[1]:.0f} %)" if r else "–")
-        rows.append([LABELS[kernel], *cells])
-    return markdown_table([f"{LANGS[lang]}: TFLOP/s (% of cuBLAS)", *map(size_label, keys)],
-                          rows, "l" + "r" * len(keys))
+    for kernel in steps(doc, "fp32"):
+        cells = [f"{r[0]:.1f} ({100 * r[1]:.0f} %)" if (r := rate(ix, f"{lang}/{kernel}", k))
+                 else "–" for k in keys]
+        rows.append([short(doc, f"{lang}/{kernel}")[1], *cells])
+    return markdown_table([f"{short(doc, f'{lang}/naive')[0]}: TFLOP/s (% of cuBLAS)",
+                           *map(size_label, keys)], rows, "l" + "r" * len(keys))
 
 
 @renderer("matmul_chart")
@@ -161,24 +155,24 @@ def matmul_chart(docs_dir: Path, path: str) -> str:
     import matplotlib.pyplot as plt
 
     doc = load(docs_dir, path)
-    ix = index(doc)
+    ix, kernels = index(doc), steps(doc, "fp32")
     square = [k for k in sizes(doc) if k[0] == k[1] == k[2]]
     xs = [k[0] for k in square]
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.4), sharey=True)
     colors = plt.get_cmap("viridis")
-    for ax, (lang, name) in zip(axes, LANGS.items()):
+    for ax, lang in zip(axes, ("cuda_c", "numba")):
         ref = [tflops(ix[("cublas_fp32", k)]) for k in square]
         ax.plot(xs, ref, color="black", linewidth=3, label="cuBLAS FP32")
-        for i, kernel in enumerate(KERNELS):
+        for i, kernel in enumerate(kernels):
             ys = [tflops(ix[(f"{lang}/{kernel}", k)]) if (f"{lang}/{kernel}", k) in ix
                   else float("nan") for k in square]
-            ax.plot(xs, ys, marker="o", color=colors(i / (len(KERNELS) - 1)),
-                    label=LABELS[kernel])
+            ax.plot(xs, ys, marker="o", color=colors(i / (len(kernels) - 1)),
+                    label=short(doc, f"cuda_c/{kernel}")[1])
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xticks(xs, [str(x) for x in xs])
         ax.set_xlabel("M = N = K")
-        ax.set_title(name)
+        ax.set_title(short(doc, f"{lang}/naive")[0])
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("TFLOP/s (FP32)")
     handles, labels = axes[0].get_legend_handles_labels()
@@ -210,69 +204,30 @@ def matmul_library(docs_dir: Path, path: str) -> str:
     rows = []
     for k in sizes(doc):
         fp32 = ix.get(("cublas_fp32", k))
-        if fp32 is None:
-            continue
-        for prec in ("fp32", "tf32", "bf16"):
-            m = ix.get((f"cublas_{prec}", k))
-            if m is None:
-                continue
-            rows.append([size_label(k), prec.upper(), f"{tflops(m):.1f}",
-                         f"{fp32['median_s'] / m['median_s']:.1f}×",
-                         f"{m['error']['value']:.1e}", f"{ratio[(m['variant'], k)]:,.0f}×"])
+        for m in (ix.get((f"cublas_{p}", k)) for p in ("fp32", "tf32", "bf16")) if fp32 else ():
+            if m is not None:
+                rows.append([size_label(k), label(doc, m["variant"]).removeprefix("cuBLAS "),
+                             f"{tflops(m):.1f}", f"{fp32['median_s'] / m['median_s']:.1f}×",
+                             f"{m['error']['value']:.1e}", f"{ratio[(m['variant'], k)]:,.0f}×"])
     if not rows:
         raise ValueError(f"{path} has no cuBLAS measurements")
     return markdown_table(["size", "cuBLAS", "TFLOP/s", "speed vs FP32", "error",
                            "error vs FP32"], rows, "llrrrr")
 
 
-@renderer("matmul_precision")
-def matmul_precision(docs_dir: Path, path: str) -> str:
-    """One sentence: the range of BF16 (and TF32) error over the FP32 error, all sizes."""
-    doc = load(docs_dir, path)
-    ratio = error_ratios(doc)
-    parts = []
-    for variant, name in (("cublas_tf32", "TF32"), ("cublas_bf16", "BF16"),
-                          ("cuda_c/tensor_core", "the BF16 `mma.sync` kernel"),
-                          ("cuda_c/wgmma", "the BF16 `wgmma` kernel")):
-        rs = [r for (v, _), r in ratio.items() if v == variant]
-        if not rs:
-            raise ValueError(f"{path} has no {variant} with a cuBLAS FP32 run beside it")
-        parts.append(f"{name} {min(rs):,.0f} to {max(rs):,.0f} times")
-    return ("Against the float64 product, the errors are " + ", ".join(parts) +
-            " the FP32 error at the same size (this run, every size).")
-
-
-@renderer("matmul_headline")
-def matmul_headline(docs_dir: Path, path: str, size: str = "4096") -> str:
-    """The best kernel of each language at size³ as a fraction of cuBLAS (same run), the best
-    tuned instance of the CUDA C templates, and the two BF16 kernels against cuBLAS BF16."""
-    doc, n = load(docs_dir, path), int(size)
-    ix, key = index(doc), (n, n, n)
-    parts = []
-    for lang, name in LANGS.items():
-        found = [(r, k) for k in KERNELS if (r := rate(ix, f"{lang}/{k}", key))]
-        if not found:
-            raise ValueError(f"{path} has no {lang} kernel at {n}³")
-        (tf, frac), kernel = max(found, key=lambda x: x[0][1])
-        parts.append(f"{name}'s best, *{LABELS[kernel][2:]}*, reaches **{100 * frac:.1f} %** "
-                     f"({tf:.1f} TFLOP/s)")
-    wt, (wt_tf, wt_frac) = best_tuned(ix, key, "wt_", "fp32")
-    tc, (tc_tf, tc_frac) = best_tuned(ix, key, "tc_", "bf16")
-    wg = need(rate(ix, "cuda_c/wgmma", key, "bf16"), "cuda_c/wgmma", path)
-    tr = need(rate(ix, "triton", key, "bf16"), "triton", path)
-    return (f"At {n}³ on the H200, " + " and ".join(parts) + " of cuBLAS FP32 in the same run; "
-            f"the best instance of the warp-tile template, `{wt}`, **{100 * wt_frac:.1f} %**. "
-            f"On the tensor cores, the best `mma.sync` instance, `{tc}`, reaches "
-            f"**{100 * tc_frac:.1f} %** of cuBLAS BF16 ({tc_tf:.0f} TFLOP/s), the `wgmma` "
-            f"kernel fed by TMA **{100 * wg[1]:.1f} %** ({wg[0]:.0f} TFLOP/s) and Triton "
-            f"**{100 * tr[1]:.1f} %** ({tr[0]:.0f} TFLOP/s).")
+@value("matmul.error_ratio")
+def error_ratio(docs_dir: Path, path: str, variant: str, bound: str) -> str:
+    """The smallest (bound=min) or largest (max) error of a variant over the FP32 error, all sizes."""
+    rs = [r for (v, _), r in error_ratios(load(docs_dir, path)).items() if v == variant]
+    if not rs:
+        raise ValueError(f"{path} has no {variant} with a cuBLAS FP32 run beside it")
+    return f"{(min if bound == 'min' else max)(rs):,.0f}"
 
 
 # --- the build report (nvcc -Xptxas -v) -------------------------------------------------------
 
 ENTRY = re.compile(r"Compiling entry function '(?P<name>\w+)'")
 SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
-USED = re.compile(r"Used (\d+) registers.*?(?:(\d+) bytes smem)?(?:,|$)")
 TEMPLATE = re.compile(r'\{"(?P<name>\w+)",\s*(?:nullptr,\s*)?launch_(?P<kind>warptile|tc|wgmma)'
                       r"<(?P<args>[\d,\s]+)>")
 WGMMA_STAGE_BYTES = (128 + 256) * 64 * 2  # hopper::A_BYTES + B_BYTES in kernels/09_wgmma.cuh
@@ -357,88 +312,36 @@ def smem_cell(f: dict) -> str:
 
 
 @renderer("matmul_build")
-def matmul_build(docs_dir: Path, build: str, source: str = "snippets/matmul/kernels.cuh") -> str:
-    facts = build_facts(docs_dir, build, source)
+def matmul_build(docs_dir: Path, path: str, build: str,
+                 source: str = "snippets/matmul/kernels.cuh") -> str:
+    doc, facts = load(docs_dir, path), build_facts(docs_dir, build, source)
     rows = []
-    for kernel in [*KERNELS, "tensor_core", "wgmma"]:
+    for kernel in steps(doc, "cuda_c"):
         f = facts.get(kernel)
         if not f:
             raise ValueError(f"{build} has no entry for {kernel}")
-        rows.append([LABELS[kernel], f["registers"], f["spill_stores"], smem_cell(f)])
+        rows.append([short(doc, f"cuda_c/{kernel}")[1], f["registers"], f["spill_stores"],
+                     smem_cell(f)])
     return markdown_table(["CUDA C kernel", "registers per thread", "spilled bytes",
                            "shared memory per block"], rows, "lrrr")
 
 
-# What was expected of each tuning variant. Runs 1 and 2: written in the commit before the run
-# (7d29d4e, 4ab8544). Run 3: the predictions marked "blind" were written before the first
-# exploratory run of that kernel (its log is gpu/logs/h200-2026-12-01b/); the others after it,
-# so they are not blind. Run 4, the final run: warptile's interior loads, predicted in the
-# script of the exploratory call (gpu/explore/matmul-warptile-inner-loads.sh).
-# Variants of earlier runs were measured again in each later run.
-PREDICTIONS = {
-    "warptile": "published (run 4): run 3's 128×256, BK 16, four 8×4 sub-tiles, now with plain loads for interior tiles; blind: +1–3 %, since the guards are about 5 % of the instructions and the kernel is latency-bound",
-    "wt_128x128x16_64x32_2x2_4x4_256_2": "the first published kernel: about 85 %",
-    "wt_128x128x16_64x32_2x2_4x4_256_1": "no register cap: fewer instructions, one block per SM",
-    "wt_128x128x8_64x32_2x2_4x4_256_2": "half the shared memory: no gain",
-    "wt_128x128x16_32x64_2x2_4x4_256_2": "warps 32×64 instead of 64×32: about the same",
-    "wt_128x128x16_64x32_1x2_8x4_256_2": "8×4 per sub-tile: fewer A loads per FMA",
-    "wt_128x128x16_64x32_2x1_4x8_256_2": "4×8 per sub-tile: fewer B loads per FMA",
-    "wt_128x128x16_64x64_1x4_8x4_128_2": "Boehm's best shape, 128 results per thread: the best, 88–92 %",
-    "wt_128x128x16_64x64_2x2_8x4_128_2": "as above with 2×2 sub-tiles",
-    "wt_128x256x8_64x64_2x2_8x4_256_1": "larger block tile, one block per SM (run 2's published kernel)",
-    "wt_256x128x8_64x64_2x2_8x4_256_1": "same, transposed shape",
-    "wt_64x128x16_32x64_2x2_4x4_128_3": "small blocks, three per SM: less reuse, slower",
-    "wt_128x64x16_64x32_2x2_4x4_128_3": "same, transposed shape",
-    "wt_128x256x8_64x64_1x2_8x8_256_1": "run 2: 8×8 per sub-tile on the 128×256 tile, 88–91 %",
-    "wt_128x256x8_64x64_2x2_4x8_256_1": "run 2: 4×8 per sub-tile, 88–91 %",
-    "wt_128x256x8_64x64_1x4_8x4_256_1": "run 2: four 8×4 sub-tiles along N, 88–91 %",
-    "wt_128x256x16_64x64_2x2_8x4_256_1": "run 3, blind: run 2's kernel with BK 16, +1–2 %",
-    "wt_128x256x16_64x64_1x2_8x8_256_1": "run 3: 8×8 sub-tiles with BK 16, as the published kernel",
-    "wt_256x128x16_64x64_1x4_8x4_256_1": "run 3: the published kernel's transposed shape, about the same",
-    "wt_128x256x8_64x64_2x2_8x4_256_1_g8": "run 2: grouped block order, better L2 reuse: 90 %",
-    "wt_256x128x8_64x64_2x2_8x4_256_1_g8": "run 2: same, transposed shape",
-    "tensor_core": "published since run 3: 128×128×32, 4 stages, grouped order; B now N×K: about run 2's 47 %",
-    "tc_128x128x32_64x64_s3": "the first design: 55–65 % (run 2 adds early fragment loads)",
-    "tc_128x128x32_64x64_s4": "one more stage in flight: a few points more",
-    "tc_128x128x32_64x32_s3": "8 warps of 64×32: more warps, fewer results each",
-    "tc_128x128x32_64x32_s4": "same with 4 stages",
-    "tc_128x256x32_64x64_s3": "128×256 block tile: more reuse, the best",
-    "tc_256x128x32_64x64_s3": "same, transposed shape",
-    "tc_128x128x64_64x64_s3": "BK 64: half the barriers",
-    "tc_128x256x64_64x64_s3": "128×256×64: the largest tile",
-    "tc_128x256x32_64x64_s4": "128×256 with 4 stages",
-    "tc_128x128x32_64x64_s3_g8": "run 2's published kernel: 3 stages and grouped order",
-    "tc_128x128x64_64x64_s3_g8": "run 2: BK 64 and grouped order",
-    "tc_128x256x32_64x64_s3_g8": "run 2: 128×256 and grouped order",
-    "tc_128x128x32_64x64_s3_g16": "run 2: groups of 16 tile rows",
-    "wgmma": "published since run 3, blind: TMA + wgmma, 128×256×64, warp-specialised, 4 stages: 72–85 %",
-    "wgmma_s4_g8_f0": "run 3, blind: waiting for each wgmma group before the next: 2–5 % slower",
-    "wgmma_s3_g8_f1": "run 3: 3 stages in flight: a few per cent slower",
-    "wgmma_s4_g1_f1": "run 3: blocks in launch order: within the run's drift",
-    "wgmma_s4_g16_f1": "run 3: groups of 16 tile rows: within the run's drift",
-}
-
-
-def best_tuned(ix: dict, key, prefix: str, precision: str) -> tuple[str, tuple[float, float]]:
-    """The fastest measured instance of a template (names starting with prefix) at key."""
-    found = [(r, v.split("/", 1)[1]) for (v, k) in ix if k == key
-             and v.startswith(f"cuda_c/{prefix}") and (r := rate(ix, v, key, precision))]
-    if not found:
-        raise ValueError(f"no cuda_c/{prefix}* measurement at {size_label(key)}")
-    r, name = max(found, key=lambda x: x[0][1])
-    return name, r
+def read_predictions(docs_dir: Path, path: str) -> dict[str, str]:
+    """{variant: what was expected of it} from the predictions file (its header says when)."""
+    return {r["variant"]: r["prediction"] for r in read_csv(docs_dir, path)}
 
 
 @renderer("matmul_tuning")
-def matmul_tuning(docs_dir: Path, path: str, build: str, size: str = "4096",
+def matmul_tuning(docs_dir: Path, path: str, build: str, predictions: str, size: str = "4096",
                   source: str = "snippets/matmul/kernels.cuh") -> str:
-    doc, n = load(docs_dir, path), int(size)
-    ix, key = index(doc), (n, n, n)
+    ix, n = index(load(docs_dir, path)), int(size)
     facts = build_facts(docs_dir, build, source)
     rows = []
-    for name, prediction in PREDICTIONS.items():
+    for name, prediction in read_predictions(docs_dir, predictions).items():
+        if ":" in name:  # numba:..., triton:...: matmul_python_tuning's rows
+            continue
         precision = "bf16" if name.startswith(("tc_", "wgmma")) or name == "tensor_core" else "fp32"
-        r = rate(ix, f"cuda_c/{name}", key, precision)
+        r = rate(ix, f"cuda_c/{name}", (n, n, n), precision)
         f = facts.get(name, {})
         outcome = (f"{r[0]:.1f} TFLOP/s, **{100 * r[1]:.1f} %**" if r else "failed its check")
         rows.append([f"`{name}`", prediction, outcome,
@@ -453,39 +356,29 @@ NUMBA_LINE = re.compile(r"^numba (?P<label>\S+)\s+regs \{.*: (?P<regs>\d+)\} (?P
                         r"(?P<tf>[\d.]+) TFLOP/s (?P<pct>[\d.]+)% of cuBLAS fp32, err (?P<err>\S+),")
 TRITON_LINE = re.compile(r"^triton (?P<cfg>\([\d, ]+\)) (?P<ms>[\d.]+) ms (?P<tf>[\d.]+) TFLOP/s "
                          r"(?P<pct>[\d.]+)% of torch bf16, err (?P<err>[^,]+),")
-PY_PREDICTIONS = {
-    "vectorized": "16-byte loads through @intrinsic: 50–55 %",
-    "warptile_lb2": "warp tile, BK 16, capped at 128 registers: 60–75 %",
-    "warptile_nolb": "same without the cap",
-    "warptile_bk8": "BK 8: half the staging registers",
-    "warptile_bk8_nolb": "BK 8 without the cap",
-    "warptile_32x64": "warps of 32×64",
-}
 
 
 @renderer("matmul_python_tuning")
-def matmul_python_tuning(docs_dir: Path, log: str) -> str:
+def matmul_python_tuning(docs_dir: Path, log: str, predictions: str) -> str:
     """Numba variants and Triton tile configurations from the raw log of the tuning run."""
-    text = (docs_dir / log).read_text()
+    expected = read_predictions(docs_dir, predictions)
     rows = []
-    for line in text.splitlines():
+    for line in (docs_dir / log).read_text().splitlines():
         if m := NUMBA_LINE.match(line):
-            rows.append([f"Numba `{m['label']}`", PY_PREDICTIONS.get(m["label"], "–"),
+            rows.append([f"Numba `{m['label']}`", expected.get(f"numba:{m['label']}", "–"),
                          f"{float(m['tf']):.1f} TFLOP/s, **{float(m['pct']):.1f} %** of FP32, "
                          f"{m['regs']} registers"])
         elif m := TRITON_LINE.match(line):
-            rows.append([f"Triton `{m['cfg']}`", "85–100 % of cuBLAS BF16 (the first: the "
-                         "tutorial's shape)" if not any(r[0].startswith("Triton") for r in rows)
-                         else "–", f"{float(m['tf']):.0f} TFLOP/s, **{float(m['pct']):.1f} %** "
-                         "of BF16"])
+            first = not any(r[0].startswith("Triton") for r in rows)
+            rows.append([f"Triton `{m['cfg']}`", expected["triton:first"] if first else "–",
+                         f"{float(m['tf']):.0f} TFLOP/s, **{float(m['pct']):.1f} %** of BF16"])
     if not rows:
         raise ValueError(f"{log} has no Numba or Triton tuning lines")
-    return (markdown_table(["variant", "prediction", "outcome (% of cuBLAS, same process)"],
-                           rows, "lll") + "\n\nTriton configurations are (BLOCK_M, BLOCK_N, "
-            "BLOCK_K, GROUP_M, warps, stages); their cuBLAS BF16 yardstick writes BF16 output.\n")
+    return markdown_table(["variant", "prediction", "outcome (% of cuBLAS, same process)"],
+                          rows, "lll") + "\n"
 
 
-# --- the Nsight Compute profile of the naive and coalesced kernels -----------------------------
+# --- Nsight Compute: the naive and coalesced kernels, the two warptile builds ------------------
 
 NCU_KERNEL = re.compile(r"^  (?:void )?(\w+).*, Context \d+")  # a profiled launch's header
 NCU_METRIC = re.compile(r"^\s+([a-z0-9_]+__[\w.]+)\s+(\S+)?\s+([\d,.]+)\s*$")
@@ -510,53 +403,32 @@ def parse_ncu(text: str) -> dict[str, dict[str, float]]:
     return {name.removeprefix("sgemm_"): metrics for name, metrics in ncu_profiles(text)}
 
 
-@renderer("matmul_ncu")
-def matmul_ncu(docs_dir: Path, path: str) -> str:
-    """The paragraph that reads the naive and coalesced kernels' counters."""
+@value("matmul.ncu")
+def ncu_value(docs_dir: Path, path: str, kernel: str, metric: str, per: str = "",
+              scale: str = "1", digits: str = "0") -> str:
+    """A counter of a kernel's last profiled launch (over another counter of it: per=), / scale."""
     prof = parse_ncu((docs_dir / path).read_text())
     try:
-        nv, co = prof["naive"], prof["coalesced"]
-        req = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
-        sec = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
-        dram, sm = "dram__bytes_read.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed"
-        parts = (nv[req], nv["dram__bytes_read.sum"], co[dram], nv[sec], co[sec], nv[sm], co[sm])
+        v = prof[kernel][metric] / (prof[kernel][per] if per else 1)
     except KeyError as exc:
         raise ValueError(f"{path} lacks {exc} (ncu failed?)") from None
-    n_req, n_dram, c_dram, n_sec, c_sec, n_sm, c_sm = parts
-    same = "the same" if n_req == co[req] else "nearly the same"
-    reads = (f"both read only {n_dram / 1e6:.0f} MB" if round(n_dram / 1e6) == round(c_dram / 1e6)
-             else f"they read only {n_dram / 1e6:.0f} and {c_dram / 1e6:.0f} MB")
-    return (f"Both kernels issue {same} {n_req / 1e6:,.0f} million load requests, and {reads} "
-            f"from DRAM: the inputs stay in L2. "
-            f"The difference is in the L1: the naive kernel needs {n_sec / 1e9:.1f} billion "
-            f"32-byte sectors, {n_sec / n_req:.1f} per request, where the coalesced one needs "
-            f"{c_sec / 1e9:.1f} billion, {c_sec / co[req]:.1f} per request. Its SM throughput "
-            f"goes from {n_sm:.0f} % to {c_sm:.0f} % of peak, and its duration drops accordingly.")
+    return f"{v / float(scale):,.{digits}f}"
 
 
-# --- plain loads for interior tiles: the A/B call and its stall breakdown (raw logs) -----------
-
-BUILDS = {"new": "plain loads inside (published)", "old": "load4 guards on every load"}
-# The stalls shown, in this order, with what each means.
-STALLS = {"issue_active": "share of cycles a scheduler issues an instruction",
-          "no_instruction": "stalled: no instruction fetched yet",
-          "short_scoreboard": "stalled: waiting for a shared-memory load",
-          "dispatch_stall": "stalled: the dispatch unit could not take the instruction",
-          "wait": "stalled: a fixed-latency dependency",
-          "barrier": "stalled: at `__syncthreads`"}
+# The two warptile builds timed in alternation (raw logs):
 # The lines read: a round's header and its two table rows.
 ROUND = re.compile(r"^## round (\d+): (old|new) build")
 TABLE_LINE = re.compile(r"^\d+x\d+x\d+\s+(cublas_fp32|warptile)\s+[\d.]+\s+([\d.]+)\s")
 
 
 def stall_metric(key: str) -> str:
-    """The ncu metric behind a row of STALLS."""
+    """The ncu metric behind a row of the stalls file."""
     return ("smsp__issue_active.avg.per_cycle_active" if key == "issue_active"
             else f"smsp__average_warps_issue_stalled_{key}_per_issue_active.ratio")
 
 
 @renderer("matmul_loads")
-def matmul_loads(docs_dir: Path, log: str, ncu: str) -> str:
+def matmul_loads(docs_dir: Path, log: str, ncu: str, stalls: str, new: str, old: str) -> str:
     """The two builds of warptile timed in alternation (log: rounds of `sgemm --kernel
     cublas_fp32,warptile 4096`, old build then new), and the stall breakdown of the ncu file
     written by the same script: new warptile, old warptile, cuBLAS FP32, in that order."""
@@ -573,8 +445,8 @@ def matmul_loads(docs_dir: Path, log: str, ncu: str) -> str:
                 build = None
     if not rates["old"] or len(rates["old"]) != len(rates["new"]):
         raise ValueError(f"{log}: expected as many rounds of the old build as of the new")
-    rows = [[BUILDS[b], *(f"{tf:.1f} TFLOP/s, **{100 * frac:.1f} %**" for tf, frac in rates[b])]
-            for b in ("new", "old")]
+    rows = [[name, *(f"{tf:.1f} TFLOP/s, **{100 * frac:.1f} %**" for tf, frac in rates[b])]
+            for b, name in (("new", new), ("old", old))]
     timing = markdown_table(["warptile build", *(f"round {i + 1}" for i in range(len(rates["old"])))],
                             rows, "l" + "r" * len(rates["old"]))
     profiles = [metrics for _, metrics in ncu_profiles((docs_dir / ncu).read_text())]
@@ -582,7 +454,7 @@ def matmul_loads(docs_dir: Path, log: str, ncu: str) -> str:
         raise ValueError(f"{ncu}: expected the new warptile, the old one and cuBLAS FP32")
     rows = [[f"`{k}`", what, *(f"{p[stall_metric(k)]:.2f}" if stall_metric(k) in p else "–"
                                  for p in profiles[:3])]
-            for k, what in STALLS.items()]
+            for k, what in ((r["stall"], r["meaning"]) for r in read_csv(docs_dir, stalls))]
     stalls = markdown_table(["Nsight Compute", "meaning (stalls: cycles per issued instruction)",
                              "plain loads", "guarded loads", "cuBLAS FP32"], rows, "llrrr")
     return f"{timing}\n\n{stalls}\n"

@@ -9,14 +9,13 @@
 
 from __future__ import annotations
 
-import csv
 from html import escape
 from pathlib import Path
 
 from bench import roofline as model
 
-from . import markdown_table, renderer, svg_figure, value
-from .run_details import label, load, load_results
+from . import markdown_table, read_csv, renderer, svg_figure, value
+from .run_details import gbs, label, load
 
 
 def device_names(doc: dict) -> dict[str, str]:
@@ -78,7 +77,7 @@ def machine_table(docs_dir: Path, path: str) -> str:
         if "matmul" in m["case"]:
             rate = f"{m['flops'] / m['median_s'] / 1e12:,.2f} TFLOP/s"
         else:
-            rate = f"{m['bytes'] / m['median_s'] / 1e9:,.1f} GB/s"
+            rate = f"{gbs(m):,.1f} GB/s"
         rows.append([names[m["device"]], f"{label(doc, m['variant'])}, {size_of(m)}", rate])
     return markdown_table(["device", "what", "measured"], rows, "llr") + "\n"
 
@@ -107,8 +106,7 @@ def show(v: float, unit: str) -> str:
 
 @renderer("spec_table")
 def spec_table(docs_dir: Path, specs: str, keys: str) -> str:
-    with open(docs_dir / specs, newline="") as f:
-        rows = {r["key"]: r for r in csv.DictReader(f)}
+    rows = {r["key"]: r for r in read_csv(docs_dir, specs)}
     out = []
     for key in keys.split():
         r = rows[key]

@@ -54,6 +54,17 @@ def of_group(doc: dict, group: str) -> list[str]:
     return [k for k, v in doc.get("variants", {}).items() if v.get("group") == group]
 
 
+def kernel_rows(doc: dict, case: str) -> dict[str, dict]:
+    """{variant: its kernel-only measurement} of one case."""
+    return {m["variant"]: m for m in doc["measurements"]
+            if m["case"] == case and m["phase"] == "kernel"}
+
+
+def gbs(m: dict) -> float:
+    """The measurement's bytes moved per second, in GB/s."""
+    return m["bytes"] / m["median_s"] / 1e9
+
+
 def load(docs_dir: Path, path: str) -> dict:
     """The document of a results file that must exist (see load_results)."""
     return load_results(docs_dir, path)[0]

@@ -11,16 +11,7 @@ from pathlib import Path
 from bench import results
 
 from . import markdown_table, renderer, svg_figure, value
-from .run_details import label, load_results, of_group
-
-
-def kernel_rows(doc: dict, case: str) -> dict[str, dict]:
-    return {m["variant"]: m for m in doc["measurements"]
-            if m["case"] == case and m["phase"] == "kernel"}
-
-
-def gbs(m: dict) -> float:
-    return m["bytes"] / m["median_s"] / 1e9
+from .run_details import gbs, kernel_rows, label, load_results, of_group
 
 
 def pct(x: float) -> str:
@@ -159,10 +150,8 @@ def saxpy_compile(docs_dir: Path, path: str) -> str:
 def saxpy_transfers(docs_dir: Path, path: str) -> str:
     """The host<->device copies of the machine file (variants h2d_pinned, d2h_pageable, ...)."""
     doc, _, intro = load_results(docs_dir, path)
-    arrow = {"h2d": "host → device", "d2h": "device → host"}  # that file carries no labels yet
-    rows = [[arrow[m["variant"][:3]], m["variant"][4:], f"{m['median_s'] * 1e3:.1f}",
-             f"{m['bytes'] / m['median_s'] / 1e9:.1f}"]
-            for m in doc["measurements"] if m["case"] == "pcie" and m["phase"] == "kernel"]
+    rows = [[*label(doc, v).removesuffix(" memory").split(", "), f"{m['median_s'] * 1e3:.1f}",
+             f"{gbs(m):.1f}"] for v, m in kernel_rows(doc, "pcie").items()]
     if not rows:
         raise ValueError(f"{path}: no host↔device copies (case pcie)")
     return intro + markdown_table(["direction", "host memory", "ms", "GB/s"], rows, "llrr") + "\n"
