@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
 import pytest
 
-from helpers import ROOT, load_snippet, run_snippet
+from helpers import ROOT, SNIPPETS, load_snippet, run_snippet
 
 CHOOSER = "aws/choose_instance.py"
 DATA = ROOT / "docs" / "data" / "aws-instances.csv"
@@ -283,3 +284,28 @@ def test_help():
     out = run_snippet(CHOOSER, "--help")
     assert out.returncode == 0 and "--memory-gib" in out.stdout
     assert "--data" in out.stdout and "--context" in out.stdout and "--qlora" in out.stdout
+
+
+def run_to(stdout: str, relpath: str, *args, **kwargs) -> subprocess.CompletedProcess:
+    """Run a tool with stdout on /dev/full, or on a pipe whose reader is gone (`| head` does that)."""
+    read, write = os.pipe()
+    os.close(read)
+    with open(os.devnull if stdout == "closed pipe" else stdout, "w") as full:
+        target = write if stdout == "closed pipe" else full
+        try:
+            return subprocess.run([sys.executable, str(SNIPPETS / relpath), *map(str, args)],
+                                  stdout=target, stderr=subprocess.PIPE, text=True, timeout=300,
+                                  cwd=ROOT, **kwargs)
+        finally:
+            os.close(write)
+
+
+FULL = "error: cannot write to standard output (/dev/full): No space left on device\n"
+
+
+@pytest.mark.parametrize("stdout", ["/dev/full", "closed pipe"])
+@pytest.mark.parametrize("args", [["--hours", "1"], ["--hours", "1", "--json"], ["--memory-only"]])
+def test_a_full_device_or_a_closed_pipe_is_one_line_or_quiet(stdout, args):
+    proc = run_to(stdout, CHOOSER, "--memory-gib", "10", *args)
+    assert proc.returncode == 1
+    assert proc.stderr == (FULL if stdout == "/dev/full" else "")  # | head: a quiet end

@@ -5,10 +5,12 @@ from __future__ import annotations
 import csv
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
-from helpers import ROOT, load_snippet, run_snippet
+from helpers import ROOT, SNIPPETS, load_snippet, run_snippet
 
 REFRESH = "aws/refresh_prices.py"
 FIXTURE = ROOT / "tests" / "fixtures" / "aws" / "offer-AmazonEC2-us-east-1-sample.json"
@@ -235,3 +237,59 @@ def test_standalone_copy_runs_in_an_empty_folder(tmp_path):
     missing = subprocess.run([sys.executable, str(copy), "--offer", str(FIXTURE)],
                              capture_output=True, text=True, cwd=tmp_path / ".." )
     assert missing.returncode == 2 and "pass --data" in missing.stderr
+
+
+def run_to(stdout: str, relpath: str, *args, **kwargs) -> subprocess.CompletedProcess:
+    """Run a tool with stdout on /dev/full, or on a pipe whose reader is gone (`| head` does that)."""
+    read, write = os.pipe()
+    os.close(read)
+    with open(os.devnull if stdout == "closed pipe" else stdout, "w") as full:
+        target = write if stdout == "closed pipe" else full
+        try:
+            return subprocess.run([sys.executable, str(SNIPPETS / relpath), *map(str, args)],
+                                  stdout=target, stderr=subprocess.PIPE, text=True, timeout=300,
+                                  cwd=ROOT, **kwargs)
+        finally:
+            os.close(write)
+
+
+FULL = "error: cannot write to standard output (/dev/full): No space left on device\n"
+
+
+@pytest.mark.parametrize("stdout", ["/dev/full", "closed pipe"])
+def test_a_full_device_or_a_closed_pipe_is_one_line_and_the_table_is_written(tmp_path, stdout):
+    out = tmp_path / "new.csv"
+    proc = run_to(stdout, REFRESH, "--offer", FIXTURE, "--data", DATA, "--out", out)
+    assert proc.returncode == 1
+    assert proc.stderr == (FULL if stdout == "/dev/full" else "")
+    assert "g6e.xlarge" in out.read_text()  # the report is what failed, not the table
+
+
+@pytest.mark.parametrize(("product", "message"), [
+    ({"productFamily": "Storage", "attributes": "not a mapping"}, "attributes"),
+    ({"productFamily": "Compute Instance", "attributes": ["a", "list"]}, "attributes"),
+    ("a string", "not an object"),
+])
+def test_a_product_of_the_wrong_shape_is_one_line(tmp_path, offer, product, message):
+    bad = json.loads(json.dumps(offer))
+    bad["products"]["SKU-ODD"] = product
+    path = tmp_path / "offer.json"
+    path.write_text(json.dumps(bad))
+    copy = tmp_path / "data.csv"
+    copy.write_text(DATA.read_text())
+    proc = run_snippet(REFRESH, "--offer", path, "--data", copy)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("error: ") and "SKU-ODD" in proc.stderr and message in proc.stderr
+    assert copy.read_text() == DATA.read_text()
+
+
+def test_a_symlinked_table_is_replaced_through_the_link(tmp_path):
+    (tmp_path / "real").mkdir()
+    target = tmp_path / "real" / "aws-instances.csv"
+    target.write_text(DATA.read_text())
+    link = tmp_path / "aws-instances.csv"
+    link.symlink_to("real/aws-instances.csv")
+    proc = run_snippet(REFRESH, "--offer", FIXTURE, "--data", link)
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and "1.6749" in target.read_text()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["aws-instances.csv"]

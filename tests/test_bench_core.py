@@ -323,7 +323,7 @@ def test_cli_output_checks_and_atomic_write(tmp_path):
     assert cli.check_output(tmp_path / "r.json") == tmp_path / "r.json"
     assert not list(tmp_path.iterdir())  # the write probe leaves nothing behind
     for bad, message in [(tmp_path, "is a folder"), (tmp_path / "no" / "r.json", "does not exist"),
-                         ("/proc/r.json", "cannot write")]:
+                         ("/proc/r.json", "cannot create files in /proc")]:
         with pytest.raises(ValueError, match=message):
             cli.check_output(bad)
     target = tmp_path / "r.json"
@@ -335,6 +335,34 @@ def test_cli_output_checks_and_atomic_write(tmp_path):
     cli.atomic_write(target, "new")
     assert target.read_text() == "new"
     assert cli.partial_path(target) == tmp_path / "r.partial.json"
+
+
+def test_atomic_write_writes_through_a_symlink(tmp_path):
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "data" / "r.json"
+    target.write_text("old")
+    link = tmp_path / "r.json"
+    link.symlink_to("data/r.json")  # relative, as a repository's links are
+    cli.atomic_write(cli.check_output(link), "new")
+    assert link.is_symlink() and target.read_text() == "new"
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["r.json"]
+
+
+def test_atomic_write_failure_is_one_line_naming_the_path(tmp_path, monkeypatch):
+    target = tmp_path / "r.json"
+    target.write_text("old")
+
+    def full(*args):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(cli.os, "replace", full)
+    with pytest.raises(OSError) as err:
+        cli.atomic_write(target, "new")
+    assert str(err.value) == f"cannot write {target}: No space left on device"
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+    def main(argv):
+        cli.atomic_write(target, "new")
+    assert cli.run_main(main, []) == 1
 
 
 def test_cli_run_main_turns_ctrl_c_into_one_line_and_130(capsys):

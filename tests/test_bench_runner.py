@@ -40,6 +40,10 @@ TOY = textwrap.dedent('''
         return "compiling\\n" + line + "\\n"
 
     def setup(variant, p):
+        if "--probe-compile" in sys.argv and os.environ.get("TOY_PROBE"):  # a compile probe
+            if os.environ["TOY_PROBE"] == "fail":
+                sys.exit("probe crashed")
+            time.sleep(60)
         if os.environ.get("TOY_MARKER"):  # proves whether any work was started
             open(os.environ["TOY_MARKER"], "w").close()
         if variant == "wrong":
@@ -254,7 +258,7 @@ BAD_ARGUMENTS = [  # (the benchmark's options, a piece of the one-line error the
     # the output file
     ([], "--output is required"), (["--output", "{tmp}"], "is a folder"),
     (["--output", "{tmp}/missing/x.json"], "does not exist"),
-    (["--output", "/proc/x.json"], "cannot write"),
+    (["--output", "/proc/x.json"], "cannot create files in /proc"),
 ]
 
 
@@ -350,3 +354,180 @@ def test_mandelbrot_without_gpu_runs_cpu_and_says_why(tmp_path):
     assert any("no CUDA GPU found" in n for n in doc["notes"])
     m = doc["measurements"][0]
     assert m["work"]["pixel_iterations"] > 0 and m["error"]["value"] == 0.0
+
+
+def closed_pipe():
+    """A pipe whose reader has gone, as `| head -1` leaves it: writes get EPIPE."""
+    read, write = os.pipe()
+    os.close(read)
+    return write
+
+
+@pytest.mark.parametrize("limit", ["file size", "full disk"])
+def test_a_full_disk_is_one_line_and_keeps_the_earlier_output(toy_file, tmp_path, limit):
+    import resource
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    if limit == "full disk":
+        if os.geteuid() != 0:
+            pytest.skip("mounting a small tmpfs needs root")
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", folder], check=True)
+    try:
+        out_file = folder / "r.json"
+        out_file.write_text("earlier\n")
+        if limit == "full disk":
+            with open(folder / "filler", "wb", buffering=0) as f, pytest.raises(OSError):
+                while True:
+                    f.write(b"x" * 4096)
+        cap = (lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (300, 300))) \
+            if limit == "file size" else None
+        proc = run_toy(toy_file, "--cases", "small", "--variants", "good", "--compile-runs", "0",
+                       "--output", out_file, env=cli_env(), preexec_fn=cap)
+        assert proc.returncode == 1, proc.stderr
+        last = proc.stderr.splitlines()[-1]
+        assert last.startswith(f"error: cannot write {folder / 'r.partial.json'}: "), last
+        assert "Traceback" not in proc.stderr
+        assert out_file.read_text() == "earlier\n"
+        assert sorted(p.name for p in folder.iterdir()) == sorted(
+            ["r.json"] + (["filler"] if limit == "full disk" else []))
+    finally:
+        if limit == "full disk":
+            subprocess.run(["umount", folder], check=True)
+
+
+@pytest.mark.parametrize("stdout", ["full device", "closed pipe"])
+def test_stdout_to_a_full_device_or_a_closed_pipe_is_one_line(toy_file, tmp_path, stdout):
+    out_file = tmp_path / "r.json"
+    target = open("/dev/full", "w") if stdout == "full device" else closed_pipe()
+    proc = subprocess.run([sys.executable, str(toy_file), "--cases", "small", "--variants",
+                           "good", "--compile-runs", "0", "--output", str(out_file)],
+                          stdout=target, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                          env=cli_env(), timeout=300)
+    os.close(target) if isinstance(target, int) else target.close()
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+    assert proc.returncode == 1
+    last = proc.stderr.splitlines()[-1]
+    if stdout == "full device":
+        assert last == ("error: cannot write to standard output (/dev/full): No space left on "
+                        f"device; the results are in {out_file}")
+    else:
+        assert not last.startswith("error")  # a reader that stopped reading: quiet
+    results.read_results(out_file, current=True)  # written whole before the summary
+
+
+def partial_doc(toy, **change) -> dict:
+    ms, _ = runner.run_benchmark(toy, ["small"], ["good"], repeats=10, warmup=0, compile_runs=0)
+    doc = results.document("toy", {}, ms, partial=True, variants=toy.described(),
+                           completed=[["small", "good"]], case_params={"small": {"n": 3, "sleep": 0.0}})
+    return doc | change
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"completed": 5}, "completed must be a list of [case, variant] pairs"),
+    ({"completed": [["small"]]}, "completed must be a list of [case, variant] pairs"),
+    ({"completed": [[1, 2]]}, "completed must be a list of [case, variant] pairs"),
+    ({"completed": ["ab"]}, "completed must be a list of [case, variant] pairs"),
+    ({"completed": [[["small"], "good"]]}, "completed must be a list of [case, variant] pairs"),
+    ({"case_params": []}, "case_params must map each case to its parameters"),
+    ({"case_params": {"small": 3}}, "case_params must map each case to its parameters"),
+    ({"measurements": ["x"]}, "measurement 0 is not an object"),
+    ({"measurements": 3}, "measurements must be a list"),
+    ({"notes": [1]}, "notes must be a list of strings"),
+])
+def test_resume_validates_every_field_of_the_partial_file(toy, tmp_path, capsys, change,
+                                                          message):
+    out_file = tmp_path / "r.json"
+    (tmp_path / "r.partial.json").write_text(json.dumps(partial_doc(toy, **change)))
+    capsys.readouterr()  # the progress of measuring the partial file's contents
+    with pytest.raises(SystemExit) as exit_:
+        run_cli.main(toy, ["--output", str(out_file), "--resume", "--compile-runs", "0"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in err and err.count("\n") == 1, err
+    assert not out_file.exists()
+
+
+def wait_until(proc, file: str, text: str) -> None:
+    """Until /proc/<pid>/<file> mentions text (the process has got that far), or it ends."""
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{proc.pid}/{file}", "rb") as f:
+                if text in f.read().decode(errors="replace"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.002)
+
+
+@pytest.mark.parametrize(("how", "moment", "after"), [
+    ("run.py", "exec", 0.0),  # the topic's interpreter is starting: SIGINT is held until the
+    ("run.py", "numpy", 0.0),  # handler is in; then numpy, the lesson and numba load
+    ("run.py", "numpy", 0.15),
+    ("benchmark.py", "numpy", 0.0), ("benchmark.py", "numpy", 0.15)])
+def test_ctrl_c_while_the_imports_load_is_one_line_and_130(tmp_path, how, moment, after):
+    out_file = tmp_path / "m.json"
+    out_file.write_text("earlier\n")
+    script = [SNIPPETS / "bench" / "run.py", "mandelbrot"] if how == "run.py" else [
+        SNIPPETS / "mandelbrot" / "benchmark.py"]
+    proc = subprocess.Popen([sys.executable, *map(str, script), "--cases", "smoke",
+                             "--compile-runs", "0", "--output", str(out_file)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env=cli_env(), start_new_session=True)
+    if moment == "exec":
+        wait_until(proc, "cmdline", "mandelbrot/benchmark.py")
+    else:
+        wait_until(proc, "maps", "numpy")  # numpy's libraries are loading: imports under way
+    time.sleep(after)
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C does: the whole process group
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.splitlines()[-1].startswith("interrupted"), err
+    assert len([line for line in err.splitlines() if not line.startswith("[")]) == 1, err
+    assert out_file.read_text() == "earlier\n"
+
+
+@pytest.mark.parametrize("how", ["probe fails", "Ctrl-C"])
+def test_compile_probes_leave_no_cache_folders(toy_file, tmp_path, how):
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    args = [sys.executable, str(toy_file), "--cases", "small", "--variants", "good",
+            "--compile-runs", "2", "--output", str(tmp_path / "r.json")]
+    env = cli_env(TMPDIR=temp, TOY_PROBE="fail" if how == "probe fails" else "sleep")
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT, env=env, start_new_session=True)
+    if how == "Ctrl-C":
+        deadline = time.monotonic() + 120
+        while not list(temp.glob("numba-cache-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the probe is asleep in its setup
+        os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert "Traceback" not in err, err
+    assert list(temp.iterdir()) == []
+    if how == "Ctrl-C":
+        assert proc.returncode == 130 and err.splitlines()[-1].startswith("interrupted"), err
+    else:  # the compile times are a failed measurement; the rest is written
+        assert proc.returncode == 1, err
+        assert "compile/good failed: compile probe failed" in out
+        assert results.read_results(tmp_path / "r.json", current=True)["measurements"]
+
+
+def test_run_all_checks_out_and_topics_before_any_work(tmp_path):
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    marker = tmp_path / "ran"
+    for tool in ("nvidia-smi", "python3"):  # nothing may be run: either would leave the marker
+        (bin_ / tool).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (bin_ / tool).chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_}:{os.environ['PATH']}"}
+    out = tmp_path / "out"
+    out.mkdir()
+    for where, topics, message in [(tmp_path / "missing", ["saxpy"], "is not a folder"),
+                                   (out, ["saxpy", "no_such_topic"], "no topic no_such_topic")]:
+        proc = subprocess.run(["bash", str(ROOT / "gpu" / "run_all.sh"), *topics],
+                              capture_output=True, text=True, env=env | {"OUT": str(where)},
+                              timeout=60)
+        assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+        assert proc.stderr.count("\n") == 1 and "nothing was run" in proc.stderr
+    assert not marker.exists() and list(out.iterdir()) == []

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import HAS_GPU, ROOT, load_snippet, run_snippet
+from helpers import HAS_GPU, ROOT, SNIPPETS, load_snippet, run_snippet
 
 DOCTOR = "doctor/gpu_doctor.py"
 FIX = ROOT / "tests" / "fixtures" / "doctor"
@@ -712,3 +712,46 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path, machine):
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "interrupted" and "Traceback" not in err
     assert target.read_text() == "earlier\n"
+
+
+def run_to(stdout: str, relpath: str, *args, **kwargs) -> subprocess.CompletedProcess:
+    """Run a tool with stdout on /dev/full, or on a pipe whose reader is gone (`| head` does that)."""
+    read, write = os.pipe()
+    os.close(read)
+    with open(os.devnull if stdout == "closed pipe" else stdout, "w") as full:
+        target = write if stdout == "closed pipe" else full
+        try:
+            return subprocess.run([sys.executable, str(SNIPPETS / relpath), *map(str, args)],
+                                  stdout=target, stderr=subprocess.PIPE, text=True, timeout=300,
+                                  cwd=ROOT, **kwargs)
+        finally:
+            os.close(write)
+
+
+FULL = "error: cannot write to standard output (/dev/full): No space left on device\n"
+
+
+@pytest.mark.parametrize("stdout", ["/dev/full", "closed pipe"])
+@pytest.mark.parametrize("json_", [[], ["--json", "-"]])
+def test_a_full_device_or_a_closed_pipe_is_one_line_or_quiet(machine, stdout, json_):
+    env = {**machine.env, "GPU_DOCTOR_ROOT": str(machine.root)}
+    machine.lspci("lspci-no-gpu.txt")
+    proc = run_to(stdout, DOCTOR, "--frameworks", "none", "--no-compile", *json_, env=env)
+    assert proc.returncode == 2
+    assert proc.stderr == (FULL if stdout == "/dev/full" else "")
+    proc = run_to(stdout, DOCTOR, "--replay", ROOT / "docs/data/doctor-h200.json")
+    assert proc.returncode == 2 and proc.stderr == (FULL if stdout == "/dev/full" else "")
+
+
+def test_a_symlinked_json_report_is_written_through_the_link(tmp_path, machine):
+    machine.lspci("lspci-no-gpu.txt")
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "data" / "report.json"
+    target.write_text("earlier\n")
+    link = tmp_path / "report.json"
+    link.symlink_to("data/report.json")
+    env = {**machine.env, "GPU_DOCTOR_ROOT": str(machine.root)}
+    out = run_snippet(DOCTOR, "--frameworks", "none", "--no-compile", "--json", link, env=env)
+    assert out.returncode == 1, out.stderr
+    assert link.is_symlink() and json.loads(target.read_text())["exit_status"] == 1
+    assert sorted(p.name for p in target.parent.iterdir()) == ["report.json"]

@@ -394,3 +394,46 @@ def test_unknown_cpu_model_runs_the_kernels(queue):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert [line for line in proc.stdout.splitlines() if line.startswith("OK")] == [
         "OK: all 100003 elements match", "OK: all 100003 elements within 1 ulp of a*x + y"]
+
+
+def run_to(stdout: str, relpath: str, *args, **kwargs) -> subprocess.CompletedProcess:
+    """Run a tool with stdout on /dev/full, or on a pipe whose reader is gone (`| head` does that)."""
+    read, write = os.pipe()
+    os.close(read)
+    with open(os.devnull if stdout == "closed pipe" else stdout, "w") as full:
+        target = write if stdout == "closed pipe" else full
+        try:
+            return subprocess.run([sys.executable, str(SNIPPETS / relpath), *map(str, args)],
+                                  stdout=target, stderr=subprocess.PIPE, text=True, timeout=300,
+                                  cwd=ROOT, **kwargs)
+        finally:
+            os.close(write)
+
+
+FULL = "error: cannot write to standard output (/dev/full): No space left on device\n"
+
+
+@pytest.mark.parametrize("stdout", ["/dev/full", "closed pipe"])
+def test_register_to_a_full_device_or_a_closed_pipe_is_one_line_or_quiet(tmp_path, stdout):
+    proc = run_to(stdout, REGISTER, "--dir", tmp_path / "v", "--optional")
+    assert proc.returncode == 1
+    assert proc.stderr == (FULL if stdout == "/dev/full" else "")
+
+
+def test_register_refuses_an_empty_folder_name(tmp_path):
+    proc = subprocess.run([sys.executable, str(SNIPPETS / REGISTER), "--dir", "", "--optional"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    err = one_line_error(proc, 2)
+    assert "--dir" in err and "empty" in err
+    assert list(tmp_path.iterdir()) == []  # nothing written into the current folder
+
+
+def test_register_writes_through_a_symlinked_icd_file(tmp_path):
+    reg = load_snippet(REGISTER)
+    out = tmp_path / "vendors"
+    out.mkdir()
+    (tmp_path / "kept").write_text("/earlier/libintelocl.so\n")
+    (out / "intel-cpu.icd").symlink_to(tmp_path / "kept")
+    reg.register(out, tmp_path / "libintelocl.so", system=tmp_path / "none")
+    assert (out / "intel-cpu.icd").is_symlink()
+    assert (tmp_path / "kept").read_text() == f"{(tmp_path / 'libintelocl.so').resolve()}\n"

@@ -167,6 +167,16 @@ def test_show_ptx_finds_vector_accesses():
     assert show.global_accesses("LDG.E.128 R4, desc[UR4][R2.64] ;", sass=True) == ["LDG.E.128"]
 
 
+def test_show_ptx_without_nvrtc_is_one_line():
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    out = run(SHOW_PTX, env=env, cwd=SNIPPETS / "saxpy")
+    if out.returncode == 0:
+        pytest.skip("this machine has NVRTC: the PTX was compiled")
+    assert out.returncode == 1 and out.stdout == "", out.stderr
+    assert out.stderr.startswith("cannot compile PTX here") and out.stderr.count("\n") == 1, \
+        out.stderr
+
+
 # ---------------------------------------------------------------- Little's law
 
 def test_littles_law_scalar_accesses_fall_short_and_vector_ones_do_not():

@@ -455,14 +455,22 @@ def estimate(args) -> Estimate:
 # --8<-- [end:estimate]
 
 
-def show(text: str) -> int:
-    """Print the answer; a reader that stops reading (| head) is not an error worth a traceback."""
+def show(text: str, end: str = "\n") -> bool:
+    """Print the answer; False if it could not be. A reader that stops reading (| head) ends
+    the run quietly; a full device is one line naming it."""
     try:
-        print(text, flush=True)
-    except BrokenPipeError:
+        print(text, end=end, flush=True)
+        return True
+    except OSError as exc:  # BrokenPipeError included
+        try:
+            where = os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
+        except OSError:
+            where = ""
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        return 1
-    return 0
+        if not isinstance(exc, BrokenPipeError):
+            name = f"standard output ({where})" if where.startswith("/") else "standard output"
+            print(f"error: cannot write to {name}: {exc.strerror}", file=sys.stderr)
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -487,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
                          f"GPU{'s' * (args.gpus > 1)} = {per_gpu:.2f} GiB; each GPU also keeps "
                          f"{args.reserve_gib:g} GiB in reserve"]
     if args.memory_only:
-        return show("\n".join(lines))
+        return 0 if show("\n".join(lines)) else 1
     workload = "inference" if est.mode == "inference" else "training"
     try:
         instances = load_instances(args.data)
@@ -521,15 +529,16 @@ def main(argv: list[str] | None = None) -> int:
     shown = options[:args.top]
     as_of = max(i.price_as_of for i in instances)
     if args.json:
-        return show(json.dumps({
+        return 0 if show(json.dumps({
             "workload": workload, "mode": est.mode, "precision": args.precision,
             "memory_gib": round(est.total_gib, 2), "kv_cache_gib": round(est.kv_bytes / GIB, 2),
             "gpus": args.gpus, "reserve_gib": args.reserve_gib, "hours": args.hours,
-            "prices_as_of": as_of, "options": [asdict(o) for o in shown]}, indent=2, allow_nan=False))
-    return show("\n".join([*(lines if args.explain else []),
+            "prices_as_of": as_of, "options": [asdict(o) for o in shown]}, indent=2,
+            allow_nan=False)) else 1
+    return 0 if show("\n".join([*(lines if args.explain else []),
                            f"{len(options)} instances fit; cheapest {len(shown)} for "
                            f"{args.hours:g} h (on-demand, us-east-1, prices as of {as_of}):",
-                           table(shown)]))
+                           table(shown)])) else 1
 
 
 if __name__ == "__main__":

@@ -57,7 +57,11 @@ def on_demand_prices(offer: dict, region: str) -> dict[str, float]:
     prices: dict[str, float] = {}
     on_demand = offer["terms"]["OnDemand"]
     for sku, product in offer["products"].items():
+        if not isinstance(product, dict):
+            raise ValueError(f"product {sku} is not an object")
         attrs = product.get("attributes", {})
+        if not isinstance(attrs, dict):
+            raise ValueError(f"product {sku}: its attributes are not an object")
         if product.get("productFamily") not in FAMILIES:
             continue
         if any(attrs.get(k) != v for k, v in WANTED.items()):
@@ -182,7 +186,8 @@ def output_file(text: str) -> Path:
         path = Path(text)
         if path.is_dir():
             raise IsADirectoryError(text)
-        probe = path.with_name(f".{path.name}.partial")  # write_atomically's temporary file
+        real = path.resolve()  # a symlink is written through: probe beside its target
+        probe = real.with_name(f".{real.name}.partial")  # write_atomically's temporary file
         probe.touch()
         probe.unlink()
     except (OSError, ValueError):
@@ -191,13 +196,33 @@ def output_file(text: str) -> Path:
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:
-    """Write through a temporary file and rename it: a reader never sees half a file."""
+    """Write through a temporary file and rename it: a reader never sees half a file. A symlink
+    is written through: its target is replaced, the link stays."""
+    path = Path(path).resolve()
     tmp = path.with_name(f".{path.name}.partial")
     try:
         tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
+
+
+def show(text: str, end: str = "\n") -> bool:
+    """Print the answer; False if it could not be. A reader that stops reading (| head) ends
+    the run quietly; a full device is one line naming it."""
+    try:
+        print(text, end=end, flush=True)
+        return True
+    except OSError as exc:  # BrokenPipeError included
+        try:
+            where = os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
+        except OSError:
+            where = ""
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        if not isinstance(exc, BrokenPipeError):
+            name = f"standard output ({where})" if where.startswith("/") else "standard output"
+            print(f"error: cannot write to {name}: {exc.strerror}", file=sys.stderr)
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -261,9 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     new_types = sorted({p["attributes"]["instanceType"] for p in offer["products"].values()
                         if is_accelerated(p) and p.get("attributes", {}).get("instanceType")
                         in prices and p["attributes"]["instanceType"] not in known})
-    print(report(changes, new_types))
     if args.dry_run:
-        return 0
+        return 0 if show(report(changes, new_types)) else 1
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
@@ -271,10 +295,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         write_atomically(out, buf.getvalue())
     except OSError as exc:
-        print(f"error: cannot write {out} (the earlier file is unchanged): {exc}", file=sys.stderr)
+        print(f"error: cannot write {out} (the earlier file is unchanged): {exc.strerror or exc}",
+              file=sys.stderr)
         return 1
-    print(f"wrote {out}")
-    return 0
+    return 0 if show(f"{report(changes, new_types)}\nwrote {out}") else 1  # the table first
 
 
 if __name__ == "__main__":

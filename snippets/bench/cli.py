@@ -1,5 +1,6 @@
 """The habits every benchmark command shares: bounded argument types, output paths checked before
-any work, atomic writes, one line and exit 130 on Ctrl-C.
+any work, atomic writes (through a symlink to its target), I/O errors as one line naming the path,
+one line and exit 130 on Ctrl-C.
 
 For the harness's own commands (`bench/run.py`, each topic's `benchmark.py`). Teaching files do
 not import this: each keeps its own few lines of the same habit, so it runs when copied alone.
@@ -8,13 +9,22 @@ not import this: each keeps its own few lines of the same habit, so it runs when
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Callable
 
 INTERRUPTED = 130  # the shell's code for a process ended by SIGINT (128 + 2)
+
+
+class CannotWrite(OSError):
+    """An output that could not be written; str() is one line naming the path and the cause."""
+
+    def __str__(self) -> str:
+        return self.strerror
 
 
 class Parser(argparse.ArgumentParser):
@@ -74,19 +84,25 @@ def name_list(text: str) -> list[str]:
 
 
 def check_output(path: str | os.PathLike) -> Path:
-    """The path if a file can be written there now; ValueError (one line) otherwise."""
+    """The path if a file can be written there now; ValueError (one line) otherwise.
+
+    A symlink is checked where it points: that is where atomic_write writes."""
     path = Path(path)
-    if path.is_dir():
+    real = path.resolve()
+    if real.is_dir():
         raise ValueError(f"{path} is a folder; name a file")
-    folder = path.parent
+    folder = real.parent
     if not folder.is_dir():
         raise ValueError(f"folder {folder} does not exist" if not folder.exists()
                          else f"{folder} is not a folder")
-    probe = folder / f".{path.name}.{os.getpid()}.probe"
+    probe = folder / f".{real.name}.{os.getpid()}.probe"
     try:  # a real write: permission bits say nothing for root or a read-only file system
         probe.touch(exist_ok=False)
         probe.unlink()
     except OSError as exc:
+        if exc.errno == errno.ENOENT:  # the folder is there: its file system makes no files (/proc)
+            raise ValueError(f"cannot create files in {folder} (its file system holds no new "
+                             "files)") from None
         raise ValueError(f"cannot write in {folder} ({exc.strerror or exc})") from None
     return path
 
@@ -100,18 +116,54 @@ def output_path(text: str) -> Path:
 
 
 def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
-    """Write a file whole or not at all: a temporary file beside it, then os.replace."""
+    """Write a file whole or not at all: a temporary file beside it, then os.replace.
+
+    A symlink is written through (its target is replaced; the link stays a link). An I/O error
+    (a full disk, a file-size limit) raises CannotWrite naming `path`; the earlier file is intact.
+    """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    real = path.resolve()
+    tmp = real.with_name(f".{real.name}.{os.getpid()}.tmp")
     try:
         if isinstance(data, bytes):
             tmp.write_bytes(data)
         else:
             tmp.write_text(data)
-        os.replace(tmp, path)
+        os.replace(tmp, real)
+    except OSError as exc:
+        raise CannotWrite(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+def stdout_name() -> str:
+    """Standard output, with the file behind it where there is one: "standard output (/dev/full)"."""
+    try:
+        where = os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
+    except (OSError, ValueError, AttributeError):
+        where = ""
+    return f"standard output ({where})" if where.startswith("/") else "standard output"
+
+
+def _stdout_to_null() -> None:
+    """After a failed write to stdout: what is still buffered goes nowhere (no error at exit)."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def show(text: str) -> bool:
+    """Print text to stdout now. False if the reader stopped reading (| head): nothing more to
+    say. A full device raises CannotWrite naming it."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        _stdout_to_null()
+        return False
+    except OSError as exc:
+        name = stdout_name()
+        _stdout_to_null()
+        raise CannotWrite(exc.errno, f"cannot write to {name}: {exc.strerror or exc}") from None
+    return True
 
 
 def partial_path(path: str | os.PathLike) -> Path:
@@ -123,9 +175,21 @@ def partial_path(path: str | os.PathLike) -> Path:
 
 def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None,
              what: str = "interrupted") -> int:
-    """Call main(argv); Ctrl-C gives one line on stderr and exit code 130, no traceback."""
+    """Call main(argv); Ctrl-C gives one line on stderr and exit code 130, no traceback; an
+    output that cannot be written (CannotWrite) gives one line and exit code 1.
+
+    Ctrl-C raises KeyboardInterrupt inside main (Python's own handler, put back for the call:
+    `bench.run` installs an exit-at-once handler while a benchmark's imports load)."""
+    before = signal.getsignal(signal.SIGINT)
     try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         return main(argv)
     except KeyboardInterrupt:
         print(f"{what} (Ctrl-C)", file=sys.stderr)
         return INTERRUPTED
+    except CannotWrite as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if before is not None:  # None: set outside Python, nothing to put back
+            signal.signal(signal.SIGINT, before)

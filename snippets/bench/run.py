@@ -8,17 +8,45 @@ Progress goes to stderr; a summary table goes to stdout once the results file is
 The output is written whole or not at all. While the run goes on, what is measured so far is kept
 in <name>.partial.json beside it ("partial": true); Ctrl-C leaves an earlier output untouched,
 and --resume continues from the partial file.
+
+Ctrl-C at any moment prints one line and exits 130: a benchmark.py makes `from bench import run`
+its first import, and importing this module from a script's `__main__` (or running it) installs,
+before anything heavy loads, a SIGINT handler that exits at once; `main` puts Python's own
+handler back for the run, whose Ctrl-C keeps what was measured. `run.py <topic>` blocks SIGINT
+across its exec, and the benchmark's import of this module unblocks it with the handler in place,
+so a Ctrl-C during the new interpreter's start-up is answered then.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
+import signal
 import sys
-from pathlib import Path
 
-from bench import cli, results, runner, system, timing
+
+def _interrupted(signum, frame):
+    """Ctrl-C while a benchmark's imports load: one line and exit code 130, at once."""
+    os.write(2, b"interrupted (Ctrl-C)\n")
+    os._exit(130)  # an exception raised here could land inside a C extension's import
+
+
+def _imported_by_main() -> bool:
+    """Whether the module importing this one is a script's __main__ (a topic's benchmark.py)."""
+    frame = sys._getframe(1).f_back  # past this module's own frame
+    while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
+        frame = frame.f_back
+    return frame is not None and frame.f_globals.get("__name__") == "__main__"
+
+
+if __name__ == "__main__" or _imported_by_main():
+    signal.signal(signal.SIGINT, _interrupted)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked across run.py's exec
+
+import argparse  # noqa: E402  (after the handler: these imports take time)
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from bench import cli, results, runner, system, timing  # noqa: E402
 
 SNIPPETS = Path(__file__).resolve().parents[1]  # the topics: snippets/<topic>/benchmark.py
 PARTIAL_NOTE = "partial results: the run had not finished when this was written"
@@ -66,7 +94,16 @@ def previous_run(partial: Path, bench: runner.Benchmark) -> dict:
     doc = results.read_results(partial, current=True)
     if not doc.get("partial") or doc["benchmark"] != bench.name:
         raise ValueError(f"{partial} is not a partial run of {bench.name}")
-    for case, params in doc.get("case_params", {}).items():
+    completed = doc.get("completed", [])
+    if not (isinstance(completed, list) and all(
+            isinstance(pair, list) and len(pair) == 2 and all(isinstance(n, str) for n in pair)
+            for pair in completed)):
+        raise ValueError(f"{partial}: completed must be a list of [case, variant] pairs")
+    case_params = doc.get("case_params", {})
+    if not (isinstance(case_params, dict)
+            and all(isinstance(p, dict) for p in case_params.values())):
+        raise ValueError(f"{partial}: case_params must map each case to its parameters")
+    for case, params in case_params.items():
         if case in bench.cases and bench.cases[case].params != params:
             raise ValueError(f"{partial} measured case {case} with other parameters; delete it "
                              "or run without --resume")
@@ -148,13 +185,20 @@ def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
         print(f"interrupted (Ctrl-C): {where}; {output} not written", file=sys.stderr)
         return cli.INTERRUPTED
     state.update(measurements=measurements, notes=notes)
-    path = write(output, final=True)
+    try:
+        path = write(output, final=True)
+    except cli.CannotWrite as exc:
+        print(f"error: {exc}; what was measured is kept in {partial} (--resume writes it)",
+              file=sys.stderr)
+        return 1
     partial.unlink(missing_ok=True)
-    for note in notes:
-        print(f"note: {note}")
-    print(summary(measurements))
-    print(f"results written to {path}")
-    return 1 if runner.failures(notes) else 0
+    try:
+        shown = cli.show("\n".join([*(f"note: {note}" for note in notes), summary(measurements),
+                                    f"results written to {path}"]))
+    except cli.CannotWrite as exc:
+        print(f"error: {exc}; the results are in {path}", file=sys.stderr)
+        return 1
+    return 1 if runner.failures(notes) or not shown else 0
 
 
 def dispatch(argv: list[str]) -> int:
@@ -170,6 +214,7 @@ def dispatch(argv: list[str]) -> int:
     if not (argv[0].isidentifier() and script.is_file()):
         print(f"error: no benchmark {argv[0]!r} ({script} does not exist)", file=sys.stderr)
         return 2
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # held until its handler is in
     os.execv(sys.executable, [sys.executable, str(script), *argv[1:]])  # its folder on sys.path
 
 

@@ -29,7 +29,6 @@ import json
 import math
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -266,26 +265,24 @@ def probe_compile(bench: Benchmark, variants: list[str]) -> dict:
 
 def compile_times(bench: Benchmark, variants: list[str], runs: int, script: Path) -> list[dict]:
     """First-call times, each variant in its own fresh processes: `runs` with an empty on-disk
-    cache (a new NUMBA_CACHE_DIR), then `runs` more with the cache those left behind."""
+    cache (a new NUMBA_CACHE_DIR), then `runs` more with the cache those left behind. The caches
+    are removed on every way out (a failed probe, Ctrl-C); a failed probe raises RuntimeError
+    "compile/<variant> failed ..."."""
     samples: dict[tuple[str, str], list[float]] = {}
     for variant in variants:
-        caches = [tempfile.mkdtemp(prefix="numba-cache-") for _ in range(runs)]
-        for phase in ("compile_first", "compile_cached"):
-            progress(f"compile: {variant}, {phase.replace('compile_', '')} call "
-                     f"in {runs} fresh process(es)")
+        with tempfile.TemporaryDirectory(prefix="numba-cache-") as root:
+            caches = [os.path.join(root, str(i)) for i in range(runs)]
             for cache in caches:
-                env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-                cmd = [sys.executable, str(script), "--probe-compile",
-                       "--variants", variant]
-                proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
-                if proc.returncode != 0:
-                    raise RuntimeError(f"compile probe failed: {proc.stderr.strip()[-2000:]}")
-                found = json.loads(proc.stdout.strip().splitlines()[-1])
-                samples.setdefault((phase, variant), []).append(found["first_call_s"][variant])
-                if "context_init_s" in found:
-                    samples.setdefault(("context_init", "cuda"), []).append(found["context_init_s"])
-        for cache in caches:
-            shutil.rmtree(cache, ignore_errors=True)
+                os.mkdir(cache)
+            for phase in ("compile_first", "compile_cached"):
+                progress(f"compile: {variant}, {phase.replace('compile_', '')} call "
+                         f"in {runs} fresh process(es)")
+                for cache in caches:
+                    found = _probe(script, variant, cache)
+                    samples.setdefault((phase, variant), []).append(found["first_call_s"][variant])
+                    if "context_init_s" in found:
+                        samples.setdefault(("context_init", "cuda"), []).append(
+                            found["context_init_s"])
     measurements = []
     for (phase, variant), values in samples.items():
         stats = timing.Stats(statistics.median(values), min(values), max(values), len(values),
@@ -294,6 +291,21 @@ def compile_times(bench: Benchmark, variants: list[str], runs: int, script: Path
         measurements.append(results.measurement("compile", variant, device, phase, stats,
                                                 params=bench.probe_params))
     return measurements
+
+
+def _probe(script: Path, variant: str, cache: str) -> dict:
+    """One compile probe: `script --probe-compile` in a fresh process with its own cache."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    cmd = [sys.executable, str(script), "--probe-compile", "--variants", variant]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+        if proc.returncode != 0:
+            last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+            raise RuntimeError(f"exit {proc.returncode}: {last.strip()[:300]}")
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError, RuntimeError) as exc:
+        reason = exc if isinstance(exc, RuntimeError) else _one_line(exc)
+        raise RuntimeError(f"compile/{variant} failed: compile probe failed ({reason})") from None
 
 
 COMPILE = ("compile", "*")
@@ -372,8 +384,12 @@ def run_benchmark(bench: Benchmark, cases: list[str], variants: list[str] | None
         # last: fresh processes do not depend on what ran before
         if script is None:
             raise ValueError("compile times need the benchmark's script (run it through run.py)")
-        measurements += compile_times(bench, every, compile_runs, script)
-        completed.append(list(COMPILE))
+        try:
+            measurements += compile_times(bench, every, compile_runs, script)
+            completed.append(list(COMPILE))
+        except RuntimeError as exc:  # a failed measurement, like a variant's: a note, exit 1
+            notes.append(str(exc))
+            progress(str(exc))
         if on_progress:
             on_progress(measurements, notes, completed)
     return measurements, notes

@@ -13,6 +13,8 @@ XLA compilation happen there (work.first_call_s).
 
 from __future__ import annotations
 
+from bench import run  # first: its Ctrl-C handler covers the imports below
+
 import importlib
 import importlib.util
 import os
@@ -25,7 +27,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import gelu_demo  # noqa: E402  (beside this file)
 import numpy as np  # noqa: E402
-from bench import run  # noqa: E402
 from bench.runner import Benchmark, Case, Prepared, Variant  # noqa: E402
 
 GPU = "gpu" if shutil.which("nvidia-smi") else "cpu"  # JAX runs on the GPU where there is one

@@ -1104,12 +1104,31 @@ def build_report(doctor: Doctor, framework_results: dict | None = None) -> dict:
             "findings": findings, "usable": gpu_usable(facts), "exit_status": exit_status(facts, findings)}
 
 
+def show(text: str, end: str = "\n") -> bool:
+    """Print the answer; False if it could not be. A reader that stops reading (| head) ends
+    the run quietly; a full device is one line naming it."""
+    try:
+        print(text, end=end, flush=True)
+        return True
+    except OSError as exc:  # BrokenPipeError included
+        try:
+            where = os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
+        except OSError:
+            where = ""
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        if not isinstance(exc, BrokenPipeError):
+            name = f"standard output ({where})" if where.startswith("/") else "standard output"
+            print(f"error: cannot write to {name}: {exc.strerror}", file=sys.stderr)
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Check this machine's NVIDIA GPU, driver, CUDA and Python frameworks; "
                     "say what is wrong and what to run next.",
         epilog="Exit status: 0 usable GPU and no problem; 1 no usable GPU; 3 usable GPU but "
-               "something will break some programs; 2 bad arguments.")
+               "something will break some programs; 2 bad arguments, or the report could not "
+               "be written.")
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     parser.add_argument("--json", metavar="FILE", type=json_target, help="also write the full report as JSON to FILE ('-': "
                         "print only the JSON)")
@@ -1147,8 +1166,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--replay {args.replay}: {exc.strerror}")
         except (ValueError, KeyError, TypeError) as exc:
             parser.error(f"--replay {args.replay}: not a doctor report ({exc})")
-        print(render_text(report), end="")
-        return report["exit_status"]
+        return report["exit_status"] if show(render_text(report), end="") else 2
     if not Path(args.root).is_dir():
         parser.error(f"--root {args.root!r} is not a directory")
     if args.frameworks not in ("auto", "none"):
@@ -1160,16 +1178,14 @@ def main(argv: list[str] | None = None) -> int:
                     compile_kernel=not args.no_compile, timeout=args.timeout)
     report = build_report(doctor)
     if args.json == "-":
-        print(json.dumps(report, indent=1))
-        return report["exit_status"]
-    print(render_text(report), end="")
-    if args.json:
+        return report["exit_status"] if show(json.dumps(report, indent=1)) else 2
+    if args.json:  # the file first: a reader who stops reading (| head) still gets it
         try:
             write_atomically(args.json, json.dumps(report, indent=1) + "\n")
         except OSError as exc:
-            print(f"error: cannot write {args.json}: {exc}", file=sys.stderr)
+            print(f"error: cannot write {args.json}: {exc.strerror or exc}", file=sys.stderr)
             return 2
-    return report["exit_status"]
+    return report["exit_status"] if show(render_text(report), end="") else 2
 
 
 def number(kind, low, high):
@@ -1191,7 +1207,8 @@ def output_file(text: str) -> Path:
         path = Path(text)
         if path.is_dir():
             raise IsADirectoryError(text)
-        probe = path.with_name(f".{path.name}.partial")  # write_atomically's temporary file
+        real = path.resolve()  # a symlink is written through: probe beside its target
+        probe = real.with_name(f".{real.name}.partial")  # write_atomically's temporary file
         probe.touch()
         probe.unlink()
     except (OSError, ValueError):
@@ -1200,7 +1217,9 @@ def output_file(text: str) -> Path:
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:
-    """Write through a temporary file and rename it: a reader never sees half a file."""
+    """Write through a temporary file and rename it: a reader never sees half a file. A symlink
+    is written through: its target is replaced, the link stays."""
+    path = Path(path).resolve()
     tmp = path.with_name(f".{path.name}.partial")
     try:
         tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)

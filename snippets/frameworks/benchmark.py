@@ -14,6 +14,8 @@ that are not installed are left out.
 
 from __future__ import annotations
 
+from bench import run  # first: its Ctrl-C handler covers the imports below
+
 import importlib
 import importlib.util
 import math
@@ -27,7 +29,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 import task  # noqa: E402  (beside this file)
-from bench import run  # noqa: E402
 from bench.runner import Benchmark, Case, Prepared, Variant  # noqa: E402
 
 STEPS = 20  # training steps per timed call

@@ -12,6 +12,8 @@ default, which runs the augmented step op by op). The TensorFlow backend runs th
 
 from __future__ import annotations
 
+from bench import run  # first: its Ctrl-C handler covers the imports below
+
 import contextlib
 import math
 import os
@@ -19,7 +21,6 @@ import sys
 
 import numpy as np
 
-from bench import run
 from bench.runner import Benchmark, Case, Prepared, Variant
 
 BATCH = 256

@@ -12,13 +12,14 @@ A quick check with small sizes:  python snippets/bench/run.py machine --cases qu
 
 from __future__ import annotations
 
+from bench import run  # first: its Ctrl-C handler covers the imports below
+
 import functools
 import sys
 
 import numpy as np
 from numba import njit, prange
 
-from bench import run
 from bench.runner import Benchmark, Case, Prepared, Variant
 
 A = np.float32(2.0)

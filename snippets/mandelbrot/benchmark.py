@@ -9,12 +9,13 @@ Two options of this topic, before the runner's: --image out.png writes the pictu
 
 from __future__ import annotations
 
+from bench import cli, run  # first: its Ctrl-C handler covers the imports below
+
 import argparse
 import sys
 from io import BytesIO
 
 import numpy as np
-from bench import cli, run
 from bench.runner import Benchmark, Case, Prepared, Variant
 
 import mandelbrot as mb  # the lesson beside this file (a script's own folder is on sys.path)

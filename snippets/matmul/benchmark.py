@@ -11,6 +11,8 @@ prints one `BENCH {json}` line per measurement; `numba/<kernel>` for each Numba 
 
 from __future__ import annotations
 
+from bench import run  # first: its Ctrl-C handler covers the imports below
+
 import importlib.util
 import math
 import os
@@ -21,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 
-from bench import run
 from bench.runner import Benchmark, Case, Prepared, Variant
 
 import sgemm_numba as sg  # the teaching file beside this one (this script's own folder)

@@ -10,6 +10,8 @@ its own loop (`Prepared.external`): the kernel alone with OpenCL profiling event
 
 from __future__ import annotations
 
+from bench import run, timing  # first: its Ctrl-C handler covers the imports below
+
 import json
 import math
 import sys
@@ -17,7 +19,6 @@ import time
 
 import numpy as np
 import pyopencl as cl
-from bench import run, timing
 from bench.runner import Benchmark, Case, Prepared, Variant
 
 import cl_device  # the teaching files beside this one: plain imports from the script's folder

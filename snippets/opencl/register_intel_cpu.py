@@ -46,13 +46,23 @@ def intel_library(prefix: Path = Path(sys.prefix)) -> Path | None:
 
 
 def write_atomically(path: Path, data: str | bytes) -> None:
-    """Write through a temporary file and rename it: a reader never sees half a file."""
+    """Write through a temporary file and rename it: a reader never sees half a file. A symlink
+    is written through: its target is replaced, the link stays."""
+    path = Path(path).resolve()
     tmp = path.with_name(f".{path.name}.partial")
     try:
         tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
+
+
+def folder_name(text: str) -> Path:
+    """--dir: a folder name; an empty one would mean the current folder, so it is refused."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("empty folder name (it would write into the current "
+                                         "folder): name the folder")
+    return Path(text)
 
 
 def check_folder(folder: Path) -> None:
@@ -83,10 +93,28 @@ def register(folder: Path, library: Path | None, system: Path = SYSTEM_VENDORS) 
 # --8<-- [end:register]
 
 
+def show(text: str, end: str = "\n") -> bool:
+    """Print the answer; False if it could not be. A reader that stops reading (| head) ends
+    the run quietly; a full device is one line naming it."""
+    try:
+        print(text, end=end, flush=True)
+        return True
+    except OSError as exc:  # BrokenPipeError included
+        try:
+            where = os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
+        except OSError:
+            where = ""
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        if not isinstance(exc, BrokenPipeError):
+            name = f"standard output ({where})" if where.startswith("/") else "standard output"
+            print(f"error: cannot write to {name}: {exc.strerror}", file=sys.stderr)
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
-    parser.add_argument("--dir", type=Path, default=Path(sys.prefix) / "opencl-vendors",
+    parser.add_argument("--dir", type=folder_name, default=Path(sys.prefix) / "opencl-vendors",
                         help="folder to write the .icd files into (default: "
                              "<python prefix>/opencl-vendors)")
     parser.add_argument("--optional", action="store_true",
@@ -100,8 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"({sys.prefix}/lib/libintelocl.so is missing): "
                           "pip install intel-opencl-rt intel-cmplr-lib-rt")
         register(args.dir, library)
-        print(f"export OCL_ICD_VENDORS={args.dir.resolve()}")
-        return 0
+        return 0 if show(f"export OCL_ICD_VENDORS={args.dir.resolve()}") else 1
     except OSError as exc:  # the folder is checked first; a full disk can still stop a write
         print(f"error: cannot write {args.dir}: {exc.strerror or exc}", file=sys.stderr)
     except Problem as exc:

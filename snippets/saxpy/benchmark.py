@@ -11,6 +11,8 @@ Three rounds (gpu-1, gpu-2, gpu-3) give the spread from one run to the next.
 
 from __future__ import annotations
 
+from bench import run  # first: its Ctrl-C handler covers the imports below
+
 import functools
 import os
 import shutil
@@ -20,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 
-from bench import run
 from bench.runner import Benchmark, Case, Prepared, Variant
 from saxpy_common import A, make_inputs
 

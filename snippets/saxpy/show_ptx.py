@@ -36,8 +36,12 @@ if __name__ == "__main__":
     if config.ENABLE_CUDASIM:
         print("The CUDA simulator compiles nothing: run this without NUMBA_ENABLE_CUDASIM.")
         raise SystemExit(0)
+    try:
+        ptx = {name: ptx_of(kernel, CC) for name, kernel in sx.KERNELS.items()}
+    except Exception as exc:  # no NVRTC/NVVM here (a CPU-only machine without the toolkit)
+        raise SystemExit(f"cannot compile PTX here: {str(exc).splitlines()[0]}") from None
     for name, kernel in sx.KERNELS.items():
-        print(f"{name:12s} PTX:  {' '.join(global_accesses(ptx_of(kernel, CC)))}")
+        print(f"{name:12s} PTX:  {' '.join(global_accesses(ptx[name]))}")
         if cuda.is_available():
             kernel.compile(SIGNATURE)
             sass = kernel.inspect_sass(SIGNATURE)
