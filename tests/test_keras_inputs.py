@@ -9,6 +9,8 @@ import sys
 
 import numpy as np
 import pytest
+from pathlib import Path
+
 from PIL import Image
 
 from helpers import SNIPPETS, load_snippet, run_snippet
@@ -124,7 +126,7 @@ def test_corrupt_and_foreign_images_are_rejected_by_name(dataset, run):
     out = run(TRAIN, dataset)
     one_line_error(out, "2 file(s) are not readable images", "cat.90.jpg", "and 1 more")
     (dataset / "cats" / "cat.90.jpg").unlink()
-    one_line_error(run(TRAIN, dataset), "dog.91.jpg (TIFF, which TensorFlow cannot decode)")
+    one_line_error(run(TRAIN, dataset), "dog.91.jpg (TIFF data under a .jpg name)")
 
 
 def test_too_few_images_to_hold_some_out(tmp_path, run):
@@ -229,7 +231,107 @@ def test_damaged_last_keras_on_resume_is_one_line(dataset, tmp_path, run):
     epochs = [{"epoch": 1, "val_accuracy": 0.5}]
     (out / "history.json").write_text(json.dumps({"image_size": 32, "epochs": epochs}))
     result = run(TRAIN, dataset, "--output-dir", out, "--image-size", "32", "--epochs", "2")
-    one_line_error(result, f"cannot load {out / 'last.keras'}", "delete it")
+    one_line_error(result, f"cannot load {out / 'last.keras'}", "damaged", "delete it")
+    assert "File not found" not in result.stderr  # what Keras says of a file that is there
+
+
+@pytest.mark.parametrize("content,why", [
+    (b"PK\x03\x04 damaged", "damaged: not a readable zip archive"),
+    (b"", "damaged: not a readable zip archive"), ("no config", "no config.json")])
+def test_predict_damaged_model_says_damaged(dataset, tmp_path, run, content, why):
+    import zipfile
+
+    if content == "no config":
+        with zipfile.ZipFile(tmp_path / "m.keras", "w") as archive:
+            archive.writestr("notes.txt", "a zip, not a model")
+    else:
+        (tmp_path / "m.keras").write_bytes(content)
+    result = run(PREDICT, tmp_path / "m.keras", dataset)
+    one_line_error(result, f"cannot load {tmp_path / 'm.keras'}", why)
+    assert "File not found" not in result.stderr
+
+
+@pytest.mark.parametrize("doc,why", [
+    ([], "a list, not an object"), ("text", "a str, not an object"),
+    ({"image_size": 32, "epochs": 5}, '"epochs" is not a list'),
+    ({"image_size": 32, "epochs": [3]}, "entry 1 of"),
+    ({"image_size": 32, "epochs": [{"epoch": 2, "val_accuracy": 0.5}]}, "entry 1 of"),
+    ({"image_size": 32, "epochs": [{"epoch": 1, "val_accuracy": "high"}]}, "numeric"),
+    ({"image_size": 32, "epochs": [{"epoch": 1, "val_accuracy": 0.5}], "models": []},
+     '"models" is not an object'),
+    ({"image_size": 32, "epochs": [{"epoch": 1, "val_accuracy": 0.5}],
+      "models": {"last.keras": {"epoch": 9, "sha256": "0"}}}, "'last.keras' is not")])
+def test_history_of_the_wrong_shape_is_one_line(dataset, tmp_path, run, doc, why):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "last.keras").write_bytes(b"stands in for a model")
+    (out / "history.json").write_text(json.dumps(doc))
+    one_line_error(run(TRAIN, dataset, "--output-dir", out, "--image-size", "32"),
+                   f"{out / 'history.json'} is not a history written by train.py", why)
+
+
+class Tagged:
+    """Stands in for a Keras model: its saved file says which epoch it is."""
+    epoch = 0
+
+    def save(self, path):
+        Path(path).write_text(f"model after epoch {self.epoch}")
+
+
+def epoch_record(epoch: int, val_accuracy: float) -> dict:
+    return {"epoch": epoch, "val_accuracy": val_accuracy}
+
+
+# The writes of an epoch that improves: last.next.keras, best.next.keras, history.json, then the
+# renames to best.keras and last.keras. Stop after each in turn, then resume.
+@pytest.mark.parametrize("improves", [True, False])
+@pytest.mark.parametrize("stop_after", range(6))
+def test_saves_agree_after_a_stop_between_any_two_writes(tmp_path, monkeypatch, improves,
+                                                          stop_after):
+    train = load_snippet(TRAIN)
+    out, model = tmp_path / "run", Tagged()
+    out.mkdir()
+    doc = {"image_size": 32, "epochs": []}
+    for epoch, accuracy in [(1, 0.6), (2, 0.7 if improves else 0.5)]:
+        model.epoch = epoch
+        new = {**doc, "epochs": [*doc["epochs"], epoch_record(epoch, accuracy)]}
+        if epoch == 1:
+            doc = train.commit_epoch(model, out, new, improved=True)
+            continue
+        writes, real_replace = [], os.replace
+
+        def replace(src, dst):  # every write ends in a rename: stop after the Nth
+            real_replace(src, dst)
+            writes.append(Path(dst).name)
+            if len(writes) == stop_after:
+                raise KeyboardInterrupt
+
+        monkeypatch.setattr(train.os, "replace", replace)
+        try:
+            train.commit_epoch(model, out, new, improved=improves)
+        except KeyboardInterrupt:
+            pass
+        monkeypatch.setattr(train.os, "replace", real_replace)
+    epochs, models = train.read_history(out, 32)  # what a resume does first
+    done = len(epochs)
+    assert done in (1, 2)
+    best_epoch = max(epochs, key=lambda e: e["val_accuracy"])["epoch"]
+    assert (out / "last.keras").read_text() == f"model after epoch {done}"
+    assert (out / "best.keras").read_text() == f"model after epoch {best_epoch}"
+    assert {name: record["epoch"] for name, record in models.items()} == {
+        "last.keras": done, "best.keras": best_epoch}
+    assert sorted(p.name for p in out.iterdir()) == ["best.keras", "history.json", "last.keras"]
+
+
+def test_resume_refuses_a_model_that_history_does_not_record(tmp_path, run, dataset):
+    train = load_snippet(TRAIN)
+    out, model = tmp_path / "run", Tagged()
+    out.mkdir()
+    model.epoch = 1
+    train.commit_epoch(model, out, {"image_size": 32, "epochs": [epoch_record(1, 0.6)]}, True)
+    (out / "best.keras").write_text("a model from somewhere else")
+    one_line_error(run(TRAIN, dataset, "--output-dir", out, "--image-size", "32"),
+                   f"{out / 'best.keras'} is not the epoch-1 model", "records")
 
 
 def test_best_model_survives_an_interrupted_save(tmp_path):

@@ -9,6 +9,9 @@ import io
 import json
 import math
 import os
+import resource
+import shutil
+import signal
 import subprocess
 import sys
 
@@ -21,7 +24,10 @@ TRAIN, PREDICT, MAKE, MODEL, PROFILE = (f"keras/{name}.py" for name in (
     "train", "predict", "make_dataset", "model", "profile_step"))
 HAS_JAX = importlib.util.find_spec("jax") is not None
 NEEDS_JAX = pytest.mark.skipif(not HAS_JAX, reason="jax is not installed (pip install jax)")
-BACKENDS = ["tensorflow", pytest.param("jax", marks=NEEDS_JAX)]
+NEEDS_TORCH = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                                 reason="torch is not installed here (pip install torch)")
+BACKENDS = ["tensorflow", pytest.param("jax", marks=NEEDS_JAX),
+            pytest.param("torch", marks=NEEDS_TORCH)]
 pytestmark = pytest.mark.filterwarnings(  # raised inside Keras' TensorFlow backend, not here
     "ignore:__array__ implementation doesn't accept a copy keyword:DeprecationWarning")
 IMAGES, SIZE, BATCH = 100, 32, 16  # per class; 160 train + 40 validation images
@@ -274,3 +280,100 @@ def test_profile_table_and_figures_come_from_the_log(renderers):
     fact = renderers.get_value("keras.profile")
     assert fact(ROOT / "docs", path=path, fact="alone_ms") == "39"
     assert fact(ROOT / "docs", path=path, fact="keras") == "3.15.1"
+
+
+# As if not installed: the import fails and sys.modules never holds the name (Keras checks that).
+HIDE_TF = """
+import os, runpy, sys
+class Hidden:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("tensorflow", "torch"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Hidden())
+sys.argv = sys.argv[1:]
+sys.path.insert(0, os.path.dirname(sys.argv[0]))
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@NEEDS_JAX
+def test_train_runs_on_jax_without_tensorflow(runs, tmp_path):
+    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run([sys.executable, "-c", HIDE_TF, str(SNIPPETS / TRAIN),
+                           str(runs["root"] / "data"), "--output-dir", str(tmp_path / "run"),
+                           "--image-size", str(SIZE), "--batch-size", str(BATCH), "--epochs", "1"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "backend jax" in done.stdout and "reloads and scores" in done.stdout
+
+
+# A real Ctrl-C (SIGINT) the moment best.keras (or its staged copy) has been written, before
+# last.keras and history.json: the three files must still describe the same epochs.
+SIGINT_AT_BEST = """
+import os, runpy, signal, sys
+real_replace = os.replace
+def replace(src, dst):
+    real_replace(src, dst)
+    if os.path.basename(dst).startswith("best") and not os.environ.get("SENT"):
+        os.environ["SENT"] = "1"
+        os.kill(os.getpid(), signal.SIGINT)
+os.replace = replace
+sys.argv = sys.argv[1:]
+sys.path.insert(0, os.path.dirname(sys.argv[0]))
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def agreeing_files(out) -> int:
+    """The epochs that history.json, last.keras and best.keras all describe."""
+    import hashlib
+
+    doc = json.loads((out / "history.json").read_text())
+    epochs = doc["epochs"]
+    best = max(epochs, key=lambda e: e["val_accuracy"])["epoch"]
+    for name, epoch in (("last.keras", len(epochs)), ("best.keras", best)):
+        record = doc["models"][name]
+        assert record["epoch"] == epoch, (name, record, epochs)
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == record["sha256"], name
+    return len(epochs)
+
+
+def test_ctrl_c_between_the_saves_leaves_files_that_agree(runs, tmp_path):
+    if runs["backend"] != "tensorflow":
+        pytest.skip("the save order does not depend on the backend")
+    out = tmp_path / "run"
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    args = [str(runs["root"] / "data"), "--output-dir", str(out), "--image-size", str(SIZE),
+            "--batch-size", str(BATCH), "--epochs", "2"]
+    done = subprocess.run([sys.executable, "-c", SIGINT_AT_BEST, str(SNIPPETS / TRAIN), *args],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 130, done.stderr[-2000:]
+    said = done.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in done.stderr and said.startswith("interrupted after epoch ")
+    assert agreeing_files(out) == int(said.split()[3])  # the epoch the message names
+    resumed = backend_run("tensorflow", TRAIN, *args)
+    assert resumed[0] == 0, resumed[2]
+    assert agreeing_files(out) == 2
+
+
+def test_full_disk_is_one_line_and_keeps_the_saved_epochs(runs, tmp_path):
+    if runs["backend"] != "tensorflow":
+        pytest.skip("the write path does not depend on the backend")
+    out = tmp_path / "run"
+    shutil.copytree(runs["root"] / "run", out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def small_disk():  # writes past 1 MB fail with EFBIG, as on a full disk with ENOSPC
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+
+    env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    done = run_snippet(TRAIN, runs["root"] / "data", "--output-dir", out, "--image-size", SIZE,
+                       "--batch-size", BATCH, "--epochs", 7, env=env, timeout=600,
+                       preexec_fn=small_disk)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: cannot write {out / 'last.next.keras'}: File too large"), last
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing changed or left
+    assert agreeing_files(out) == 6

@@ -25,6 +25,7 @@ if __name__ == "__main__":
     signal.signal(signal.SIGINT, interrupted)
 
 import argparse
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -107,16 +108,27 @@ def label_in_name(path: Path) -> str | None:
     return prefix if prefix in ("cat", "dog") else None
 
 
+def keras_file_problem(path: Path) -> str:
+    """Why a .keras file (a zip archive holding config.json) is damaged, or "" if it looks whole.
+    Keras itself says "File not found" for a file that is there but is not a zip archive."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            if "config.json" not in archive.namelist():
+                return "not a Keras model: its archive holds no config.json"
+            broken = archive.testzip()  # reads every member and checks its CRC
+    except (zipfile.BadZipFile, EOFError, ValueError) as exc:
+        return f"the file is damaged: not a readable zip archive, as a .keras file is ({exc})"
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    return f"the file is damaged: {broken} fails its CRC check" if broken else ""
+
+
 # --8<-- [start:predict]
 def predict(model, images: list[np.ndarray], threshold: float = 0.5) -> list[tuple[str, float]]:
-    """(label, P(dog)) per RGB image, resized as image_dataset_from_directory does."""
-    import keras
-
+    """(label, P(dog)) per RGB image, resized as train.py resizes (Pillow, bilinear)."""
     height, width = model.input_shape[1:3]
-    batch = np.stack([
-        keras.ops.convert_to_numpy(keras.ops.image.resize(  # bilinear, as in training
-            image.astype("float32"), (height, width), interpolation="bilinear"))
-        for image in images])
+    batch = np.stack([np.asarray(Image.fromarray(image).resize(
+        (width, height), Image.Resampling.BILINEAR)) for image in images])  # uint8, as in training
     p_dog = model.predict(batch, batch_size=256, verbose=0)[:, 0]  # raw 0-255 pixels in
     return [("dog" if p >= threshold else "cat", float(p)) for p in p_dog]
 # --8<-- [end:predict]
@@ -151,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
             import keras  # imported after the checks: starting the backend takes seconds
         except ImportError as exc:
             raise InputError(f"{exc.name} is not installed: pip install keras tensorflow") from None
+        if problem := keras_file_problem(args.model):
+            raise InputError(f"cannot load {args.model}: {problem}")
         try:
             model = keras.models.load_model(args.model)
         except Exception as exc:  # a damaged or foreign file: say so in one line

@@ -3,9 +3,13 @@
     python snippets/keras/train.py DATA --output-dir runs/cnn --epochs 25
 
 DATA holds cats/ and dogs/ (20 % of the images are held out for validation, with a fixed seed) or
-train/{cats,dogs}/ and validation/{cats,dogs}/. Each epoch saves OUTPUT/last.keras (model and
-optimizer state) and OUTPUT/history.json; running the same command again resumes after the last
-finished epoch. The model with the best validation accuracy is OUTPUT/best.keras.
+train/{cats,dogs}/ and validation/{cats,dogs}/. The images are decoded once, with Pillow, into
+uint8 arrays in memory; TensorFlow is not needed unless it is the backend. Each epoch saves
+OUTPUT/last.keras (model and optimizer state) and OUTPUT/history.json; running the same command
+again resumes after the last finished epoch. The model with the best validation accuracy is
+OUTPUT/best.keras. history.json records the epoch and SHA-256 of both models, and is written
+after them: a resume finishes or drops a save that was interrupted, and refuses models that do
+not match it.
 """
 
 # --8<-- [start:imports]
@@ -25,18 +29,21 @@ if __name__ == "__main__":
 
 import argparse
 import contextlib
+import hashlib
 import json
 import time
 import warnings
+import zipfile
 from pathlib import Path
 
+import numpy as np
 from PIL import Image, UnidentifiedImageError
 # --8<-- [end:imports]
 
 BACKENDS = ("tensorflow", "jax", "torch")  # KERAS_BACKEND values this script supports
 CLASS_NAMES = ["cats", "dogs"]  # label 0 and label 1: the model outputs P(dog)
-IMAGE_SUFFIXES = (".bmp", ".gif", ".jpeg", ".jpg", ".png")  # what image_dataset_from_directory reads
-READABLE_FORMATS = {"BMP", "GIF", "JPEG", "PNG"}  # what TensorFlow's image decoder reads
+IMAGE_SUFFIXES = (".bmp", ".gif", ".jpeg", ".jpg", ".png")  # the files read in a class folder
+READABLE_FORMATS = {"BMP", "GIF", "JPEG", "PNG"}  # what those suffixes promise
 VALIDATION_SPLIT = 0.2
 SEED = 1337
 
@@ -83,13 +90,16 @@ def find_folders(data_dir: Path) -> dict[str, Path]:
     return roots
 
 
+def image_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+
+
 def check_images(roots: dict[str, Path]) -> int:
     """Count the images; reject the data set, naming the files, if any cannot be decoded."""
     total, bad, modes = 0, [], {}
     for root in roots.values():
         for name in CLASS_NAMES:
-            files = sorted(p for p in (root / name).rglob("*")
-                           if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+            files = image_files(root / name)
             if not files:
                 raise InputError(f"{root / name} holds no images ({' '.join(IMAGE_SUFFIXES)})")
             for path in files:
@@ -100,7 +110,7 @@ def check_images(roots: dict[str, Path]) -> int:
                             modes[image.mode] = modes.get(image.mode, 0) + 1
                         image.verify()  # reads the whole file's structure, not the pixels
                     if kind not in READABLE_FORMATS:
-                        bad.append(f"{path} ({kind}, which TensorFlow cannot decode)")
+                        bad.append(f"{path} ({kind} data under a {path.suffix} name)")
                 except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
                     bad.append(f"{path} ({type(exc).__name__})")
             total += len(files)
@@ -108,7 +118,7 @@ def check_images(roots: dict[str, Path]) -> int:
         more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
         raise InputError(f"{len(bad)} file(s) are not readable images: {bad[0]}{more}; "
                          "delete or replace them")
-    if modes:  # TensorFlow's decoder (channels=3) converts them: say so rather than silently
+    if modes:  # read_images converts them: say so rather than silently
         found = ", ".join(f"{n} {mode}" for mode, n in sorted(modes.items()))
         print(f"note: images that are not 8-bit RGB ({found}) are converted as they are read: "
               "alpha dropped, grey repeated into RGB, 16-bit scaled to 8, CMYK and palettes to "
@@ -119,42 +129,136 @@ def check_images(roots: dict[str, Path]) -> int:
 # --8<-- [end:checks]
 
 
-def first_damaged(roots: dict[str, Path]) -> Path | None:
-    """The first image whose pixels do not decode (slow: only used after a decoding error)."""
-    for root in roots.values():
-        for name in CLASS_NAMES:
-            for path in sorted((root / name).rglob("*")):
-                if path.suffix.lower() in IMAGE_SUFFIXES:
-                    try:
-                        with Image.open(path) as image:
-                            image.load()
-                    except (OSError, SyntaxError, ValueError):
-                        return path
-    return None
+# --8<-- [start:data]
+def read_images(files: list[Path], image_size: int) -> np.ndarray:
+    """Decode each file once, with Pillow, into one (N, size, size, 3) uint8 array."""
+    pixels = np.empty((len(files), image_size, image_size, 3), np.uint8)  # 12 KB an image at 64
+    for i, path in enumerate(files):
+        try:
+            with Image.open(path) as image:
+                image.load()  # every pixel: a file damaged past its header fails here
+                if image.mode in ("I;16", "I;16B", "I;16L", "I"):  # 16-bit grey: top 8 bits
+                    image = Image.fromarray((np.asarray(image, np.uint32) >> 8).astype(np.uint8))
+                image = image.convert("RGB")  # alpha dropped, grey repeated, CMYK/palette to RGB
+                pixels[i] = image.resize((image_size, image_size), Image.Resampling.BILINEAR)
+        except (OSError, SyntaxError, ValueError) as exc:
+            why = (str(exc).splitlines() or [type(exc).__name__])[0]
+            raise InputError(f"{path} does not decode ({why}); delete or replace it") from None
+    return pixels
+
+
+def load_images(roots: dict[str, Path], image_size: int) -> dict[str, tuple]:
+    """{"train": (x, y), "validation": (x, y)}: uint8 pixels and 0/1 labels (cats 0, dogs 1)."""
+    def listed(root: Path):
+        files, labels = [], []
+        for label, name in enumerate(CLASS_NAMES):
+            found = image_files(root / name)
+            files, labels = files + found, labels + [label] * len(found)
+        return files, np.array(labels, np.float32)[:, None]
+
+    if "validation" in roots:
+        splits = {split: listed(root) for split, root in roots.items()}
+    else:  # the same fifth, picked with a fixed seed, on every run: a resume validates alike
+        files, labels = listed(roots["train"])
+        order = np.random.default_rng(SEED).permutation(len(files))
+        held = int(len(files) * VALIDATION_SPLIT)
+        splits = {split: ([files[i] for i in part], labels[part])
+                  for split, part in (("train", order[held:]), ("validation", order[:held]))}
+    return {split: (read_images(files, image_size), labels)
+            for split, (files, labels) in splits.items()}
+
+
+def batches(keras, x, y, batch_size: int, shuffle_seed: int | None = None, epoch: int = 0,
+            drop_remainder: bool = False):
+    """A keras.utils.PyDataset of (uint8 images, labels): it feeds fit on every backend."""
+    class Batches(keras.utils.PyDataset):
+        def __init__(self):
+            super().__init__()
+            self.epoch = epoch
+            self.order = self.ordering()
+
+        def ordering(self):  # a new order every epoch; the same one again after a resume
+            if shuffle_seed is None:
+                return np.arange(len(x))
+            return np.random.default_rng([shuffle_seed, self.epoch]).permutation(len(x))
+
+        def __len__(self):
+            return len(x) // batch_size if drop_remainder else -(-len(x) // batch_size)
+
+        def __getitem__(self, index):
+            pick = self.order[index * batch_size:(index + 1) * batch_size]
+            return x[pick], y[pick]  # uint8 to the device: a quarter of float32's bytes
+
+        def on_epoch_end(self):
+            self.epoch += 1
+            self.order = self.ordering()
+
+    return Batches()
+# --8<-- [end:data]
+
+
+MODELS = ("best.keras", "last.keras")
+
+
+def staged(path: Path) -> Path:
+    """Where a model waits until history.json commits it: last.keras -> last.next.keras."""
+    return path.with_name(f"{path.stem}.next.keras")
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def read_history(out: Path, image_size: int) -> list[dict]:
-    """The epochs already finished in `out` (empty for a new run)."""
+    """(epochs already finished in `out`, its models' records), after settle_saves."""
     history_file, last = out / "history.json", out / "last.keras"
     if not history_file.exists():
-        return []
+        settle_saves(out, {})
+        return [], {}
     try:
         saved = json.loads(history_file.read_text())
-        epochs = saved["epochs"]
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError) as exc:
         raise InputError(f"{history_file} is unreadable ({exc}); remove it to start afresh")
+    wrong = shape_problem(saved)
+    if wrong:
+        raise InputError(f"{history_file} is not a history written by train.py ({wrong}); "
+                         "remove it to start afresh")
+    epochs = saved["epochs"]
     if saved.get("image_size") != image_size:
         raise InputError(f"{out} holds a model for {saved.get('image_size')}-pixel images, not "
                          f"{image_size}: use the same --image-size or another --output-dir")
+    settle_saves(out, saved.get("models", {}))
     if epochs and not last.exists():
         raise InputError(f"{history_file} lists {len(epochs)} epochs but {last} is missing")
-    return epochs
+    return epochs, saved.get("models", {})
 
 
-def write_json(path: Path, doc: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    os.replace(tmp, path)  # a crash never leaves half a file behind
+def shape_problem(saved) -> str:
+    """What is wrong with a history.json's structure, or "" if nothing."""
+    if not isinstance(saved, dict):
+        return f"a {type(saved).__name__}, not an object"
+    epochs = saved.get("epochs")
+    if not isinstance(epochs, list):
+        return '"epochs" is not a list'
+    for i, epoch in enumerate(epochs, 1):
+        if not isinstance(epoch, dict) or epoch.get("epoch") != i:
+            return f'entry {i} of "epochs" is not {{"epoch": {i}, ...}}'
+        accuracy = epoch.get("val_accuracy")
+        if not isinstance(accuracy, (int, float)) or isinstance(accuracy, bool):
+            return f'epoch {i} has no numeric "val_accuracy"'
+    models = saved.get("models", {})
+    if not isinstance(models, dict):
+        return '"models" is not an object'
+    for name, record in models.items():
+        if (name not in MODELS or not isinstance(record, dict)
+                or not isinstance(record.get("sha256"), str)
+                or record.get("epoch") not in range(1, len(epochs) + 1)):
+            return f'"models" entry {name!r} is not {{"epoch": 1-{len(epochs)}, "sha256": ...}}'
+    return ""
 
 
 # --8<-- [start:save]
@@ -164,13 +268,95 @@ def save_model(model, path: Path) -> None:
     try:
         model.save(tmp)
         os.replace(tmp, path)
+    except OSError as exc:  # Keras names no file: name the one being written
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def commit_epoch(model, out: Path, doc: dict, improved: bool) -> dict:
+    """Save one epoch so that history.json, last.keras and best.keras always agree.
+
+    1. last.next.keras (and best.next.keras if the epoch is the best), each written atomically;
+    2. history.json, with the epoch and SHA-256 of each model: the commit;
+    3. the .next files renamed over last.keras and best.keras.
+    A stop before 2 leaves the previous epoch's files; settle_saves finishes a stop after 2.
+    Returns the history as written.
+    """
+    last, best = out / "last.keras", out / "best.keras"
+    models = dict(doc.get("models", {}))
+    for path in [last] + [best] * improved:
+        save_model(model, staged(path))
+        models[path.name] = {"epoch": doc["epochs"][-1]["epoch"], "sha256": sha256(staged(path))}
+    write_json(out / "history.json", {**doc, "models": models})
+    for path in [best] * improved + [last]:
+        os.replace(staged(path), path)
+    return {**doc, "models": models}
+
+
+@contextlib.contextmanager
+def ctrl_c_deferred():
+    """Hold a Ctrl-C that arrives inside the block until the block ends, then raise it."""
+    pressed = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    except ValueError:  # not the main thread: nothing to defer
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt
+
+
+def settle_saves(out: Path, models: dict) -> None:
+    """On resume: finish a committed save, drop an uncommitted one, refuse models that differ."""
+    for name in MODELS:
+        path, record = out / name, models.get(name)
+        if staged(path).exists():
+            if record and sha256(staged(path)) == record["sha256"]:
+                os.replace(staged(path), path)  # history.json lists it: finish step 3
+            else:
+                staged(path).unlink()  # saved, never committed: that epoch did not finish
+        if record and (not path.exists() or sha256(path) != record["sha256"]):
+            raise InputError(f"{path} is not the epoch-{record['epoch']} model that "
+                             f"{out / 'history.json'} records; delete {out} to start afresh")
 # --8<-- [end:save]
+
+
+def write_json(path: Path, doc: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps(doc, indent=1) + "\n")
+        os.replace(tmp, path)  # a crash never leaves half a file behind
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def keras_file_problem(path: Path) -> str:
+    """Why a .keras file (a zip archive holding config.json) is damaged, or "" if it looks whole.
+    Keras itself says "File not found" for a file that is there but is not a zip archive."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            if "config.json" not in archive.namelist():
+                return "not a Keras model: its archive holds no config.json"
+            broken = archive.testzip()  # reads every member and checks its CRC
+    except (zipfile.BadZipFile, EOFError, ValueError) as exc:
+        return f"the file is damaged: not a readable zip archive, as a .keras file is ({exc})"
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    return f"the file is damaged: {broken} fails its CRC check" if broken else ""
 
 
 def load_saved(keras, path: Path):
     """keras.models.load_model, with a damaged or foreign file reported as one InputError."""
+    if problem := keras_file_problem(path):
+        raise InputError(f"cannot load {path}: {problem}; delete it (and history.json, to start "
+                         "afresh)")
     try:
         with warnings.catch_warnings():  # allow_xla below answers Keras's jit_compile warning
             warnings.simplefilter("ignore", UserWarning)
@@ -198,22 +384,25 @@ def check_backend() -> str:
     return name
 
 
-def import_frameworks():
-    """(keras, tensorflow), or an InputError naming what to install."""
+def import_keras():
+    """keras, with its backend loaded, or an InputError naming what to install."""
+    backend = os.environ.get("KERAS_BACKEND", "tensorflow")
+    package = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}[backend]
     try:
         import keras
-        import tensorflow as tf  # tf.data, which image_dataset_from_directory needs on every backend
-    except ImportError as exc:
-        raise InputError(f"{exc.name} is not installed: pip install keras tensorflow "
-                         "(on a GPU: tensorflow[and-cuda]; for KERAS_BACKEND=jax also jax)") from None
-    return keras, tf
+    except ImportError as exc:  # keras imports the backend's package itself
+        raise InputError(f"{exc.name} is not installed: pip install keras {package} "
+                         "(on a GPU: tensorflow[and-cuda], jax[cuda12] or torch)") from None
+    return keras
 
 
 # --8<-- [start:devices]
-def use_every_gpu(keras, tf):
+def use_every_gpu(keras):
     """Data parallelism over every visible GPU. Returns (scope to build the model in, GPU count)."""
     backend = keras.backend.backend()
     if backend == "tensorflow":
+        import tensorflow as tf  # the backend itself: already loaded by keras
+
         gpus = tf.config.list_physical_devices("GPU")
         if len(gpus) > 1:
             return tf.distribute.MirroredStrategy().scope(), len(gpus)
@@ -229,32 +418,9 @@ def use_every_gpu(keras, tf):
 # --8<-- [end:devices]
 
 
-# --8<-- [start:data]
-def load_data(keras, tf, roots: dict[str, Path], image_size: int, batch_size: int,
-              drop_remainder: bool):
-    """(train, validation) tf.data pipelines of (uint8-range float images, 0/1 labels)."""
-    common = dict(labels="inferred", label_mode="binary", class_names=CLASS_NAMES,
-                  image_size=(image_size, image_size), batch_size=None, seed=SEED)
-    if "validation" in roots:
-        train = keras.utils.image_dataset_from_directory(roots["train"], **common)
-        val = keras.utils.image_dataset_from_directory(roots["validation"], shuffle=False,
-                                                       **common)
-    else:
-        train, val = keras.utils.image_dataset_from_directory(
-            roots["train"], validation_split=VALIDATION_SPLIT, subset="both", **common)
-    autotune = tf.data.AUTOTUNE
-    train = (train.cache()                      # decode and resize each file once
-             .shuffle(2048, seed=SEED)          # a new order every epoch
-             .batch(batch_size, drop_remainder=drop_remainder)
-             .prefetch(autotune))               # prepare the next batch while this one trains
-    val = val.cache().batch(batch_size, drop_remainder=drop_remainder).prefetch(autotune)
-    return train, val
-# --8<-- [end:data]
-
-
-def train(args, roots: dict[str, Path], history: list[dict]) -> int:
-    # Imported only now, after the checks: starting TensorFlow takes several seconds.
-    keras, tf = import_frameworks()
+def train(args, images: dict[str, tuple], history: list[dict]) -> int:
+    # Imported only now, after the checks: starting a backend takes seconds.
+    keras = import_keras()
 
     from model import allow_xla, build_model, compile_model  # model.py, beside this file
 
@@ -263,11 +429,13 @@ def train(args, roots: dict[str, Path], history: list[dict]) -> int:
         keras.mixed_precision.set_global_policy("mixed_bfloat16")
     out, done = args.output_dir, len(history)
     last, best, history_file = out / "last.keras", out / "best.keras", out / "history.json"
-    scope, gpus = use_every_gpu(keras, tf)
+    scope, gpus = use_every_gpu(keras)
     print(f"backend {keras.backend.backend()}, "
           f"{f'{gpus} GPU(s)' if gpus else 'no GPU: training on the CPU'}")
-    train_ds, val_ds = load_data(keras, tf, roots, args.image_size, args.batch_size,
-                                 drop_remainder=gpus > 1 and keras.backend.backend() == "jax")
+    drop = gpus > 1 and keras.backend.backend() == "jax"  # DataParallel wants whole batches
+    train_data = batches(keras, *images["train"], args.batch_size, shuffle_seed=args.seed,
+                         epoch=done, drop_remainder=drop)
+    val_data = batches(keras, *images["validation"], args.batch_size, drop_remainder=drop)
 
     # --8<-- [start:resume]
     with scope:
@@ -277,44 +445,43 @@ def train(args, roots: dict[str, Path], history: list[dict]) -> int:
         else:
             model = compile_model(build_model(args.image_size), args.learning_rate)
     best_so_far = max((e["val_accuracy"] for e in history), default=float("-inf"))
+    doc = {"image_size": args.image_size, "batch_size": args.batch_size,
+           "learning_rate": args.learning_rate, "gpus": gpus,
+           "mixed_precision": args.mixed_precision, "backend": keras.backend.backend(),
+           "epochs": history, "models": args.saved_models}
     started = {}
 
     def save_epoch(epoch: int, logs: dict) -> None:
-        nonlocal best_so_far
-        history.append({"epoch": epoch + 1, **{k: float(v) for k, v in logs.items()},
-                        "seconds": round(time.perf_counter() - started["t"], 3)})
-        if history[-1]["val_accuracy"] > best_so_far:  # the best model so far: keep it
-            save_model(model, best)
-            best_so_far = history[-1]["val_accuracy"]
+        nonlocal best_so_far, doc
+        record = {"epoch": epoch + 1, **{k: float(v) for k, v in logs.items()},
+                  "seconds": round(time.perf_counter() - started["t"], 3)}
+        improved = record["val_accuracy"] > best_so_far  # the best model so far: keep it
+        new = {**doc, "epochs": [*doc["epochs"], record]}
+        with ctrl_c_deferred():  # a Ctrl-C now waits until the three files agree
+            doc = commit_epoch(model, out, new, improved)
+        if improved:
+            best_so_far = record["val_accuracy"]
             print(f"epoch {epoch + 1}: val_accuracy {best_so_far:.4f}, the best so far: {best}")
-        save_model(model, last)
-        write_json(history_file, {"image_size": args.image_size, "batch_size": args.batch_size,
-                                  "learning_rate": args.learning_rate, "gpus": gpus,
-                                  "mixed_precision": args.mixed_precision,
-                                  "backend": keras.backend.backend(), "epochs": history})
 
     callbacks = [keras.callbacks.LambdaCallback(
         on_epoch_begin=lambda epoch, logs: started.update(t=time.perf_counter()),
         on_epoch_end=save_epoch)]
     try:
-        model.fit(train_ds, validation_data=val_ds, epochs=args.epochs, initial_epoch=done,
-                  callbacks=callbacks, shuffle=False,  # the pipeline shuffles (load_data)
+        model.fit(train_data, validation_data=val_data, epochs=args.epochs, initial_epoch=done,
+                  callbacks=callbacks,
                   verbose=1 if sys.stdout.isatty() else 2)  # a progress bar in a terminal
     except KeyboardInterrupt:
-        print(f"\ninterrupted after epoch {len(history)}: run the same command to resume",
-              file=sys.stderr)
+        print(f"\ninterrupted after epoch {len(doc['epochs'])} (the last one saved): run the "
+              "same command to resume", file=sys.stderr)
         return 130
-    except tf.errors.InvalidArgumentError:  # a file whose header is fine but data is damaged
-        print(f"error: TensorFlow could not decode {first_damaged(roots) or 'an image'}; "
-              f"delete or replace it", file=sys.stderr)
-        return 1
     # --8<-- [end:resume]
 
+    history = doc["epochs"]
     top = max(history, key=lambda e: e["val_accuracy"])
     print(f"best val_accuracy {top['val_accuracy']:.3f} at epoch {top['epoch']}: {best}")
     # Self-check: the saved file, reloaded, must score what was recorded when it was saved.
     reloaded = allow_xla(load_saved(keras, best))
-    score = reloaded.evaluate(val_ds, verbose=0, return_dict=True)["accuracy"]
+    score = reloaded.evaluate(val_data, verbose=0, return_dict=True)["accuracy"]
     if abs(score - top["val_accuracy"]) > 1e-6:
         print(f"error: {best} reloaded scores {score:.4f}, not {top['val_accuracy']:.4f}",
               file=sys.stderr)
@@ -327,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         epilog="Backend: set KERAS_BACKEND=tensorflow (default), jax or torch. Needs model.py "
-               "beside this file, keras and tensorflow (pip install keras tensorflow).")
+               "beside this file, keras, pillow and the backend's package.")
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     parser.add_argument("data_dir", type=Path, help="folder with cats/ and dogs/ (see above)")
     parser.add_argument("--output-dir", type=Path, default=Path("runs/cats-vs-dogs"),
@@ -351,17 +518,23 @@ def main(argv: list[str] | None = None) -> int:
         check_output_dir(args.output_dir)
         roots = find_folders(args.data_dir)
         n_images = check_images(roots)
-        history = read_history(args.output_dir, args.image_size)
+        history, args.saved_models = read_history(args.output_dir, args.image_size)
         if len(history) >= args.epochs:
             print(f"{args.output_dir} already holds {len(history)} trained epochs "
                   f"(asked for {args.epochs}): nothing to do")
             return 0
-        print(f"{n_images} images checked in {args.data_dir}")
+        images = load_images(roots, args.image_size)  # decoded once, before the backend starts
+        print(f"{n_images} images checked and decoded from {args.data_dir}")
         args.output_dir.mkdir(parents=True, exist_ok=True)
-        return train(args, roots, history)
+        return train(args, images, history)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a full disk, a file-size limit, a folder made read-only meanwhile
+        where = exc.filename or args.output_dir
+        print(f"error: cannot write {where}: {exc.strerror or exc}; the files saved before "
+              "are intact", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted: run the same command to resume", file=sys.stderr)
         return 130
