@@ -15,7 +15,7 @@ status=0
 start=$(date +%s.%N)
 timeout 150 python3 snippets/keras/make_dataset.py "$work/data" --images 12500 --size 64 \
     > "$RESULTS_DIR/train-dataset.txt" 2>&1 || status=1
-echo "make_dataset: $(echo "$(date +%s.%N) - $start" | bc) s wall; $(find "$work/data" -type f | wc -l) files" \
+echo "make_dataset: $(python3 -c "import sys; print(round(float(sys.argv[1]) - float(sys.argv[2]), 1))" "$(date +%s.%N)" "$start") s wall; $(find "$work/data" -type f | wc -l) files" \
     | tee -a "$RESULTS_DIR/train-dataset.txt"
 nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,nounits \
     --loop-ms=250 > "$RESULTS_DIR/train-smi.csv" &
@@ -27,7 +27,7 @@ for batch in 32 256; do
         --epochs 4 --batch-size "$batch" 2>&1 | grep -v '^[WI]0000' \
         | tee "$RESULTS_DIR/train-b$batch-log.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-    echo "train.py --batch-size $batch: $(echo "$(date +%s.%N) - $start" | bc) s wall" \
+    echo "train.py --batch-size $batch: $(python3 -c "import sys; print(round(float(sys.argv[1]) - float(sys.argv[2]), 1))" "$(date +%s.%N)" "$start") s wall" \
         | tee -a "$RESULTS_DIR/train-b$batch-log.txt"
     cp "$work/run-$batch/history.json" "$RESULTS_DIR/train-b$batch-history.json" 2>/dev/null || status=1
 done
