@@ -177,6 +177,13 @@ def test_shown_python_file_runs_alone(tmp_path, rel):
         assert proc.stdout.strip(), report(proc, " ".join(map(str, command[1:])))
 
 
+def ptx_only(command: str) -> str:
+    """nvcc's -arch=sm_NN[a] as PTX only: every file is still compiled and its device code
+    generated, but ptxas (most of the time of a large kernel file) is not run. The page's own
+    command, run by pytest-codeblocks, builds the real binary."""
+    return re.sub(r"-arch=sm_(\w+)", r"-arch=compute_\1 -code=compute_\1", command)
+
+
 def compile_command(rel: str) -> str:
     """The page's compiler line for this file (its flags), or a plain one."""
     name = Path(rel).name
@@ -186,7 +193,7 @@ def compile_command(rel: str) -> str:
                 words = line.split()
                 if words and words[0] in COMPILERS[Path(rel).suffix] and any(
                         w.endswith(rel) for w in words):
-                    return "mkdir -p build && " + local_command(line.strip(), [rel])
+                    return "mkdir -p build && " + ptx_only(local_command(line.strip(), [rel]))
     exe = Path(rel).stem
     return f"{COMPILERS[Path(rel).suffix][0]} -O2 -o {exe} {name}" + (
         " -lm" if rel.endswith(".c") else "")
