@@ -8,6 +8,7 @@ in the snippets themselves).
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 
@@ -45,3 +46,20 @@ def run_snippet(relpath: str, *args: str, timeout: float = 300, **kwargs):
     """Run a Python snippet as a reader would; returns the CompletedProcess."""
     return subprocess.run([sys.executable, str(SNIPPETS / relpath), *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, cwd=ROOT, **kwargs)
+
+
+def run_to(stdout: str, relpath: str, *args, **kwargs) -> subprocess.CompletedProcess:
+    """Run a tool with stdout on /dev/full, or on a pipe whose reader is gone (`| head` does that)."""
+    read, write = os.pipe()
+    os.close(read)
+    with open(os.devnull if stdout == "closed pipe" else stdout, "w") as full:
+        target = write if stdout == "closed pipe" else full
+        try:
+            return subprocess.run([sys.executable, str(SNIPPETS / relpath), *map(str, args)],
+                                  stdout=target, stderr=subprocess.PIPE, text=True, timeout=300,
+                                  cwd=ROOT, **kwargs)
+        finally:
+            os.close(write)
+
+
+FULL = "error: cannot write to standard output (/dev/full): No space left on device\n"

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from helpers import ROOT, SNIPPETS, load_snippet, run_snippet
+from helpers import ROOT, SNIPPETS, load_snippet, run_snippet, FULL, run_to
 
 CHOOSER = "aws/choose_instance.py"
 DATA = ROOT / "docs" / "data" / "aws-instances.csv"
@@ -286,21 +286,6 @@ def test_help():
     assert "--data" in out.stdout and "--context" in out.stdout and "--qlora" in out.stdout
 
 
-def run_to(stdout: str, relpath: str, *args, **kwargs) -> subprocess.CompletedProcess:
-    """Run a tool with stdout on /dev/full, or on a pipe whose reader is gone (`| head` does that)."""
-    read, write = os.pipe()
-    os.close(read)
-    with open(os.devnull if stdout == "closed pipe" else stdout, "w") as full:
-        target = write if stdout == "closed pipe" else full
-        try:
-            return subprocess.run([sys.executable, str(SNIPPETS / relpath), *map(str, args)],
-                                  stdout=target, stderr=subprocess.PIPE, text=True, timeout=300,
-                                  cwd=ROOT, **kwargs)
-        finally:
-            os.close(write)
-
-
-FULL = "error: cannot write to standard output (/dev/full): No space left on device\n"
 
 
 @pytest.mark.parametrize("stdout", ["/dev/full", "closed pipe"])

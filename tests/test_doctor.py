@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import HAS_GPU, ROOT, SNIPPETS, load_snippet, run_snippet
+from helpers import HAS_GPU, ROOT, SNIPPETS, load_snippet, run_snippet, FULL, run_to
 
 DOCTOR = "doctor/gpu_doctor.py"
 FIX = ROOT / "tests" / "fixtures" / "doctor"
@@ -714,21 +714,6 @@ def test_ctrl_c_is_one_line_and_exit_130(tmp_path, machine):
     assert target.read_text() == "earlier\n"
 
 
-def run_to(stdout: str, relpath: str, *args, **kwargs) -> subprocess.CompletedProcess:
-    """Run a tool with stdout on /dev/full, or on a pipe whose reader is gone (`| head` does that)."""
-    read, write = os.pipe()
-    os.close(read)
-    with open(os.devnull if stdout == "closed pipe" else stdout, "w") as full:
-        target = write if stdout == "closed pipe" else full
-        try:
-            return subprocess.run([sys.executable, str(SNIPPETS / relpath), *map(str, args)],
-                                  stdout=target, stderr=subprocess.PIPE, text=True, timeout=300,
-                                  cwd=ROOT, **kwargs)
-        finally:
-            os.close(write)
-
-
-FULL = "error: cannot write to standard output (/dev/full): No space left on device\n"
 
 
 @pytest.mark.parametrize("stdout", ["/dev/full", "closed pipe"])

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import ROOT, SNIPPETS, load_benchmark, load_snippet, run_snippet
+from helpers import ROOT, SNIPPETS, load_benchmark, load_snippet, run_snippet, FULL, run_to
 
 cl = pytest.importorskip("pyopencl", reason="pyopencl is not installed")
 
@@ -396,21 +396,6 @@ def test_unknown_cpu_model_runs_the_kernels(queue):
         "OK: all 100003 elements match", "OK: all 100003 elements within 1 ulp of a*x + y"]
 
 
-def run_to(stdout: str, relpath: str, *args, **kwargs) -> subprocess.CompletedProcess:
-    """Run a tool with stdout on /dev/full, or on a pipe whose reader is gone (`| head` does that)."""
-    read, write = os.pipe()
-    os.close(read)
-    with open(os.devnull if stdout == "closed pipe" else stdout, "w") as full:
-        target = write if stdout == "closed pipe" else full
-        try:
-            return subprocess.run([sys.executable, str(SNIPPETS / relpath), *map(str, args)],
-                                  stdout=target, stderr=subprocess.PIPE, text=True, timeout=300,
-                                  cwd=ROOT, **kwargs)
-        finally:
-            os.close(write)
-
-
-FULL = "error: cannot write to standard output (/dev/full): No space left on device\n"
 
 
 @pytest.mark.parametrize("stdout", ["/dev/full", "closed pipe"])
