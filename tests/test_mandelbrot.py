@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import subprocess
 import sys
 
@@ -352,3 +353,35 @@ def test_values_and_tables_read_labels_from_the_file(tmp_path, mandelbrot_render
         value("mandelbrot.time")(docs, path=path, case="large", variant="cuda_f32")
     with pytest.raises(FileNotFoundError):
         get("mandelbrot_table")(docs, path="data/missing.json", case="large")
+
+
+def results_cells(nb) -> list[int]:
+    """The notebook's code cells that only read the results file (and print what they read)."""
+    return [i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+            and "doc" in c.source and "mb.compute" not in c.source and "plt." not in c.source]
+
+
+def test_committed_notebook_shows_the_current_results_file():
+    """The notebook's figures are the results file's: re-running its results cells on the
+    committed file must print exactly what the committed notebook shows (date, every time,
+    every ratio). Execute the notebook again (gpu/mandelbrot.sh) whenever the file changes."""
+    import contextlib
+    import io
+
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.read(ROOT / "docs" / "kernels" / "mandelbrot-notebook.ipynb", as_version=4)
+    cells = results_cells(nb)
+    assert cells, "no cell of the notebook reads the results file: the check checks nothing"
+    from bench import results, system
+
+    scope = {"HERE": ROOT / "docs" / "kernels", "RESULTS": "../data/mandelbrot-h200.json",
+             "results": results, "system": system, "os": os, "Path": Path}
+    for i in cells:
+        shown = "".join(o.get("text", "") for o in nb.cells[i].outputs
+                        if o.get("output_type") == "stream" and o.get("name") == "stdout")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(nb.cells[i].source, f"notebook cell {i}", "exec"), scope)
+        assert out.getvalue() == shown, (
+            f"notebook cell {i} shows figures other than docs/data/mandelbrot-h200.json's: "
+            "execute the notebook again")
