@@ -467,3 +467,25 @@ def test_ctrl_c_is_one_line_and_exit_130(dataset, tmp_path, relpath, args, messa
                            *[str(names.get(a, a)) for a in args]],
                           capture_output=True, text=True, timeout=120)
     assert (done.returncode, done.stderr) == (130, message.replace("OUT", str(names["OUT"])) + "\n")
+
+
+@pytest.mark.parametrize("stdout", ["/dev/full", "closed pipe"])
+def test_make_dataset_to_a_full_device_or_a_closed_pipe_is_one_line_or_quiet(tmp_path, stdout):
+    from helpers import FULL, run_to
+
+    proc = run_to(stdout, "keras/make_dataset.py", tmp_path / "data", "--images", "2",
+                  "--size", "16")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr == ("error: cannot write to standard output: No space left on device\n"
+                           if stdout == "/dev/full" else "")
+    assert len(list((tmp_path / "data").rglob("*.*"))) == 4  # the images are written all the same
+    assert FULL.startswith("error: cannot write to standard output")
+
+
+@pytest.mark.parametrize("stdout", ["/dev/full", "closed pipe"])
+def test_run_py_usage_to_a_full_device_or_a_closed_pipe(stdout):
+    from helpers import run_to
+
+    proc = run_to(stdout, "bench/run.py", "--help")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert ("No space left on device" in proc.stderr) == (stdout == "/dev/full")

@@ -208,7 +208,13 @@ def dispatch(argv: list[str]) -> int:
         usage = ("usage: run.py TOPIC [options]  (TOPIC: " + ", ".join(topics) + "; "
                  "`run.py TOPIC --help` lists the options)")
         asked = bool(argv) and argv[0] in ("-h", "--help")
-        print(usage, file=sys.stdout if asked else sys.stderr)
+        try:
+            print(usage, file=sys.stdout if asked else sys.stderr, flush=True)
+        except OSError as exc:  # a full device or a reader gone: one line on stderr, or quiet
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            if not isinstance(exc, BrokenPipeError):
+                print(f"error: cannot write the usage: {exc.strerror}", file=sys.stderr)
+            return 1
         return 0 if asked else 2
     script = SNIPPETS / argv[0] / "benchmark.py"
     if not (argv[0].isidentifier() and script.is_file()):

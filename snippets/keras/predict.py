@@ -185,5 +185,19 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def main_to_stdout() -> int:
+    """main(), with standard output that can fail: a reader that stops reading (`| head`)
+    ends the run quietly, a full device is one line (files are written, and named, by main)."""
+    try:
+        return main()
+    except OSError as exc:
+        if exc.filename is not None:  # a file main() writes: its own error handling
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        if not isinstance(exc, BrokenPipeError):
+            print(f"error: cannot write to standard output: {exc.strerror}", file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_to_stdout())
