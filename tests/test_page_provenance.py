@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from helpers import ROOT
-from renderers.page import provenance, shown_files
+from renderers.page import changed_since, provenance, shown_files
 
 DOCS = ROOT / "docs"
 
@@ -43,3 +45,24 @@ def test_every_page_with_a_results_file_or_a_snippet_gets_a_closing_line():
         if measured(text) or shown_files(text):
             uri = str(page.relative_to(DOCS))
             assert "page-provenance" in provenance(text, DOCS, uri), uri
+
+
+def test_results_whose_code_changed_since_they_were_measured_are_listed_and_said():
+    """Each results file: the files its run executed (topic folder, timing harness) that differ
+    now from the commit it recorded. The page's closing line names them."""
+    head = __import__("subprocess").run(["git", "-C", str(ROOT), "rev-parse", "HEAD"],
+                                        capture_output=True, text=True).stdout.strip()
+    if not head:
+        pytest.skip("not a git checkout")
+    assert changed_since(head, "saxpy", ROOT) == []  # nothing changed since HEAD (committed)
+    old = changed_since("fc668b2", "saxpy", ROOT)  # before the structure step
+    assert old and "snippets/saxpy/saxpy_numba_cuda.py" in old
+    assert changed_since("0" * 40, "saxpy", ROOT) is None  # a commit this checkout lacks
+    page = (DOCS / "kernels" / "saxpy.md").read_text()
+    doc = json.loads((DOCS / "data" / "saxpy-h200.json").read_text())
+    stale = changed_since(doc["code"]["commit"], "saxpy", ROOT)
+    out = provenance(page, DOCS, "kernels/saxpy.md")
+    if stale:
+        assert "code changed since: " + ", ".join(f"`{f}`" for f in stale) in out
+    elif stale == []:
+        assert "code changed since" not in out.split("data/saxpy-h200.json")[1].split(";")[0]
