@@ -356,7 +356,8 @@ def test_raw_log_bench_lines_are_valid():
 
 
 def test_ncu_paragraph_reads_the_profile(r):
-    prof = r.parse_ncu((ROOT / "docs/data/matmul-ncu-h200.txt").read_text())
+    prof = {name.removeprefix("sgemm_"): metrics for name, metrics
+            in r.ncu_profiles((ROOT / "docs/data/matmul-ncu-h200.txt").read_text())}
     assert set(prof) == {"naive", "coalesced"}
     sm = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
     assert prof["coalesced"][sm] > 5 * prof["naive"][sm]  # what the page's paragraph says

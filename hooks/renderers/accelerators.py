@@ -131,50 +131,49 @@ def cpu_gap(docs_dir: Path, path: str, gpu: str, cpus: str) -> str:
                           out, align="lrrl") + "\n"
 
 
-def footnoted(prefix: str, i: int, text: str, source: str, as_of: str) -> str:
-    if text and not text.endswith("."):
-        text += "."
-    body = (f"{text} " if text else "") + f"Source: {source_links(source)} (as of {as_of})."
-    return f"[^{prefix}-{i}]: {body}"
+def footnoted_table(docs_dir: Path, path: str, prefix: str, header: list[str],
+                    columns: tuple[str, ...], row, note) -> str:
+    """A sourced CSV as a table whose rows carry a footnote: `row(r, mark)` gives a row's cells
+    (mark: its footnote reference), `note(r)` the footnote's text before its source."""
+    out, foot = [], []
+    for i, r in enumerate(sourced(docs_dir, path, (*columns, "source", "as_of")), start=1):
+        out.append(row(r, f"[^{prefix}-{i}]"))
+        text = note(r)
+        if text and not text.endswith("."):
+            text += "."
+        foot.append(f"[^{prefix}-{i}]: " + (f"{text} " if text else "")
+                    + f"Source: {source_links(r['source'])} (as of {r['as_of']}).")
+    return markdown_table(header, out) + "\n\n" + "\n".join(foot) + "\n"
 
 
 @renderer("ml_compilers")
 def ml_compilers(docs_dir: Path, path: str) -> str:
     """Three columns (name and layer, what it does, status); detail and sources as footnotes."""
-    rows = sourced(docs_dir, path, ("name", "layer", "what_it_does", "status", "status_detail",
-                                     "source", "as_of"))
-    out, foot = [], []
-    for i, r in enumerate(rows, start=1):
-        out.append([f"**{escape(r['name'])}**<br>{escape(r['layer'])}", escape(r["what_it_does"]),
-                    (r["status"] if r["status"] == "maintained" else f"**{escape(r['status'])}**") + f"[^cc-{i}]"])
-        foot.append(footnoted("cc", i, escape(r["status_detail"]), r["source"], r["as_of"]))
-    return markdown_table(["compiler", "what it does", "status"], out) + "\n\n" + "\n".join(foot) + "\n"
+    return footnoted_table(
+        docs_dir, path, "cc", ["compiler", "what it does", "status"],
+        ("name", "layer", "what_it_does", "status", "status_detail"),
+        lambda r, mark: [f"**{escape(r['name'])}**<br>{escape(r['layer'])}", escape(r["what_it_does"]),
+                         (r["status"] if r["status"] == "maintained" else f"**{escape(r['status'])}**") + mark],
+        lambda r: escape(r["status_detail"]))
 
 
 @renderer("llm_serving")
 def llm_serving(docs_dir: Path, path: str) -> str:
-    rows = sourced(docs_dir, path, ("name", "what_it_is_for", "how", "status", "source", "as_of"))
-    out, foot = [], []
-    for i, r in enumerate(rows, start=1):
-        out.append([f"**{escape(r['name'])}**[^srv-{i}]", escape(r["what_it_is_for"]),
-                    escape(r["how"])])
-        foot.append(footnoted("srv", i, "Status: " + escape(r["status"]) + ".", r["source"],
-                              r["as_of"]))
-    return (markdown_table(["server", "what it is for", "how it gets there"], out) + "\n\n"
-            + "\n".join(foot) + "\n")
+    return footnoted_table(
+        docs_dir, path, "srv", ["server", "what it is for", "how it gets there"],
+        ("name", "what_it_is_for", "how", "status"),
+        lambda r, mark: [f"**{escape(r['name'])}**{mark}", escape(r["what_it_is_for"]), escape(r["how"])],
+        lambda r: f"Status: {escape(r['status'])}.")
 
 
 @renderer("cloud_services")
 def cloud_services(docs_dir: Path, path: str) -> str:
-    rows = sourced(docs_dir, path, ("capability", "sagemaker", "vertex_ai", "azure_ml", "source",
-                                     "as_of"))
-    out, foot = [], []
-    for i, r in enumerate(rows, start=1):
-        out.append([f"**{escape(r['capability'])}**[^cloud-{i}]", escape(r["sagemaker"]),
-                    escape(r["vertex_ai"]), escape(r["azure_ml"])])
-        foot.append(footnoted("cloud", i, "", r["source"], r["as_of"]))
-    return (markdown_table(["", "AWS SageMaker AI", "Google Vertex AI", "Azure Machine Learning"],
-                           out) + "\n\n" + "\n".join(foot) + "\n")
+    return footnoted_table(
+        docs_dir, path, "cloud", ["", "AWS SageMaker AI", "Google Vertex AI", "Azure Machine Learning"],
+        ("capability", "sagemaker", "vertex_ai", "azure_ml"),
+        lambda r, mark: [f"**{escape(r['capability'])}**{mark}",
+                         *(escape(r[c]) for c in ("sagemaker", "vertex_ai", "azure_ml"))],
+        lambda r: "")
 
 
 ELEMENTWISE = ("add", "subtract", "multiply", "divide", "tanh", "exponential", "log", "maximum",

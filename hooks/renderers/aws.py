@@ -13,9 +13,6 @@ from pathlib import Path
 from . import markdown_table, read_csv, renderer, value
 
 UNCONFIRMED = "†"
-TABS = [("Training", "training"), ("Inference", "inference"), ("Graphics", "graphics")]
-
-
 FLAGGED = {"specs": {"accelerators", "vcpus"}, "status": {"status"},
            "spec date": {"sources"}, "price": {"price"}}
 
@@ -99,28 +96,25 @@ def aws_instances(docs_dir: Path, path: str) -> str:
     """One tab per role (and the retired types), a table each."""
     rows = read_csv(docs_dir, path)
     sources, usual = numbered_sources(rows)
-    out = []
-    for title, role in TABS:
-        live = [r for r in rows if r["role"] == role and r["status"] != "retired"]
-        out.append(f'=== "{title} ({len(live)})"\n\n{indent(table_for(live, sources, usual))}\n')
-    retired = [r for r in rows if r["status"] == "retired"]
-    out.append(f'=== "Retired ({len(retired)})"\n\n{indent(table_for(retired, sources, usual))}\n')
-    return "\n".join(out)
+    tabs = {role.title(): [r for r in rows if r["role"] == role and r["status"] != "retired"]
+            for role in ("training", "inference", "graphics")}
+    tabs["Retired"] = [r for r in rows if r["status"] == "retired"]
+    return "\n".join(f'=== "{title} ({len(tab)})"\n\n{indent(table_for(tab, sources, usual))}\n'
+                     for title, tab in tabs.items())
 
 
 @renderer("aws_notes")
 def aws_notes(docs_dir: Path, path: str) -> str:
-    """The rows' notes (one per family where a family shares it) and the numbered sources."""
+    """The rows' notes (one per family where all its rows share it) and the numbered sources."""
     rows = read_csv(docs_dir, path)
     sources = numbered_sources(rows)[0]
-    notes = [f"- `{r['instance_type']}`: {escape(r['notes'])}" for r in rows if r.get("notes")
-             and not r["instance_type"].startswith(("g4ad.", "p3."))]
-    seen_fam = set()
-    for r in rows:  # one note per family for the families whose rows all share it
-        fam = r["instance_type"].split(".")[0]
-        if r["instance_type"].startswith(("g4ad.", "p3.")) and fam not in seen_fam:
-            seen_fam.add(fam)
-            notes.append(f"- `{fam}.*`: {escape(r['notes'])}")
+    family: dict[str, list] = {}
+    for r in rows:
+        family.setdefault(r["instance_type"].split(".")[0], []).append(r.get("notes", ""))
+    shared = {f: n[0] for f, n in family.items() if len(n) > 1 and len(set(n)) == 1 and n[0]}
+    notes = [f"- `{r['instance_type']}`: {escape(r['notes'])}" for r in rows
+             if r.get("notes") and r["instance_type"].split(".")[0] not in shared]
+    notes += [f"- `{f}.*`: {escape(note)}" for f, note in shared.items()]
     listing = "\n".join(f"[{n}] {linked(src)}, as of {date}" for (src, date), n in sources.items())
     return ("Notes:\n\n" + "\n".join(notes)
             + "\n\nSources:\n\n" + "\n".join(f"- {line}" for line in listing.splitlines()) + "\n")

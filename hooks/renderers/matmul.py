@@ -1,11 +1,5 @@
 """The matrix-multiplication page: every kernel against cuBLAS, from one results file (labels
-from its `variants`), the build report of the same run and the raw logs of the tuning calls.
-
-Tables: `matmul_table path= lang=cuda_c|numba`, `matmul_chart`, `matmul_library`,
-`matmul_build path= build=`, `matmul_tuning path= build= predictions=`, `matmul_loads`,
-`matmul_python_tuning log= predictions=`. Figures for the page's sentences: `matmul.rate`,
-`matmul.intensity`, `matmul.best`, `matmul.best_tuned`, `matmul.error_ratio`, `matmul.ncu`.
-"""
+from its `variants`), the build report of the same run and the raw logs of the tuning calls."""
 
 from __future__ import annotations
 
@@ -111,29 +105,21 @@ def intensity_value(docs_dir: Path, kernel: str, memory: str = "global") -> str:
 
 
 @value("matmul.best")
-def best_value(docs_dir: Path, path: str, lang: str, show: str = "pct", size: str = "4096") -> str:
-    """The FP32 step of a language nearest cuBLAS FP32 at size³: its name, pct or tflops."""
-    doc, n = load(docs_dir, path), int(size)
+def best_value(docs_dir: Path, path: str, lang: str = "cuda_c", prefix: str = "", of: str = "fp32",
+               show: str = "pct", digits: str = "1", size: str = "4096") -> str:
+    """The fastest at size³ of a language's FP32 steps or, with prefix=, of the instances of a
+    template (cuda_c/<prefix>...): its name (the step's or the instance's), pct or tflops."""
+    doc, key = load(docs_dir, path), (int(size),) * 3
     ix = index(doc)
-    found = [(r, k) for k in steps(doc, "fp32") if (r := rate(ix, f"{lang}/{k}", (n, n, n)))]
+    among = ([v for (v, k) in ix if k == key and v.startswith(f"{lang}/{prefix}")] if prefix
+             else [f"{lang}/{k}" for k in steps(doc, "fp32")])
+    found = [(r, v) for v in among if (r := rate(ix, v, key, of))]
     if not found:
-        raise ValueError(f"{path} has no {lang} kernel at {n}³")
-    r, kernel = max(found, key=lambda x: x[0][1])
-    return short(doc, f"{lang}/{kernel}")[1].partition(" ")[2] if show == "name" else \
-        shown(r, show, "1", kernel)
-
-
-@value("matmul.best_tuned")
-def best_tuned(docs_dir: Path, path: str, prefix: str, of: str = "fp32", show: str = "pct",
-               digits: str = "1", size: str = "4096") -> str:
-    """The fastest measured instance of a template (cuda_c/<prefix>...) at size³."""
-    ix, n = index(load(docs_dir, path)), int(size)
-    found = [(r, v.split("/", 1)[1]) for (v, k) in ix if k == (n, n, n)
-             and v.startswith(f"cuda_c/{prefix}") and (r := rate(ix, v, k, of))]
-    if not found:
-        raise ValueError(f"no cuda_c/{prefix}* measurement at {n}³")
-    r, name = max(found, key=lambda x: x[0][1])
-    return name if show == "name" else shown(r, show, digits, name)
+        raise ValueError(f"{path} has no {lang}/{prefix}* kernel at {size}³")
+    r, best = max(found, key=lambda x: x[0][1])
+    if show != "name":
+        return shown(r, show, digits, best)
+    return best.split("/", 1)[1] if prefix else short(doc, best)[1].partition(" ")[2]
 
 
 @renderer("matmul_table")
@@ -230,6 +216,7 @@ ENTRY = re.compile(r"Compiling entry function '(?P<name>\w+)'")
 SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 TEMPLATE = re.compile(r'\{"(?P<name>\w+)",\s*(?:nullptr,\s*)?launch_(?P<kind>warptile|tc|wgmma)'
                       r"<(?P<args>[\d,\s]+)>")
+TEMPLATES = {"sgemm_warptile": "warptile", "gemm_bf16_tc": "tc", "gemm_bf16_wgmma": "wgmma"}
 WGMMA_STAGE_BYTES = (128 + 256) * 64 * 2  # hopper::A_BYTES + B_BYTES in kernels/09_wgmma.cuh
 
 
@@ -257,12 +244,9 @@ def parse_build(text: str) -> dict:
         if m := ENTRY.search(line):
             mangled = m["name"]
             args = [int(a) for a in re.findall(r"Li(\d+)E", mangled)]
-            if "sgemm_warptile" in mangled:
-                current = template_name("warptile", args)
-            elif "gemm_bf16_tc" in mangled:
-                current = template_name("tc", args)
-            elif "gemm_bf16_wgmma" in mangled:
-                current = template_name("wgmma", args)
+            kind = next((k for k in TEMPLATES if k in mangled), None)
+            if kind:
+                current = template_name(TEMPLATES[kind], args)
             elif found := re.match(r"_Z(\d+)", mangled):  # _Z<length><name><arguments>
                 current = mangled[found.end():found.end() + int(found[1])]
             else:
@@ -300,10 +284,8 @@ def build_facts(docs_dir: Path, build: str, source: str) -> dict:
     for name, instance in published_names(src).items():
         if not name.startswith(("tc_", "wt_", "wgmma_")) and instance in facts:
             facts[name] = facts[instance]
-    for name in ("naive", "coalesced", "smem", "blocktile_1d", "blocktile_2d", "vectorized"):
-        if f"sgemm_{name}" in facts:
-            facts[name] = facts[f"sgemm_{name}"]
-    return facts
+    return facts | {name.removeprefix("sgemm_"): f for name, f in facts.items()
+                    if name.startswith("sgemm_")}
 
 
 def smem_cell(f: dict) -> str:
@@ -398,16 +380,12 @@ def ncu_profiles(text: str) -> list[tuple[str, dict[str, float]]]:
     return out
 
 
-def parse_ncu(text: str) -> dict[str, dict[str, float]]:
-    """{kernel without its sgemm_ prefix: {metric: value}}, the last launch of each kernel."""
-    return {name.removeprefix("sgemm_"): metrics for name, metrics in ncu_profiles(text)}
-
-
 @value("matmul.ncu")
 def ncu_value(docs_dir: Path, path: str, kernel: str, metric: str, per: str = "",
               scale: str = "1", digits: str = "0") -> str:
     """A counter of a kernel's last profiled launch (over another counter of it: per=), / scale."""
-    prof = parse_ncu((docs_dir / path).read_text())
+    # {kernel without its sgemm_ prefix: {metric: value}} of the last launch of each kernel
+    prof = {name.removeprefix("sgemm_"): m for name, m in ncu_profiles((docs_dir / path).read_text())}
     try:
         v = prof[kernel][metric] / (prof[kernel][per] if per else 1)
     except KeyError as exc:

@@ -74,27 +74,20 @@ def describe_run(doc: dict) -> str:
     """A Markdown paragraph naming hardware, versions, commit, date and command of a results file."""
     s = doc["system"]
     gpus = s.get("gpus") or []
-    if gpus:
-        g = gpus[0]
-        count = f"{len(gpus)} × " if len(gpus) > 1 else ""
-        gpu = (f"{count}{g['name']} ({g['memory_mib'] // 1024} GiB, compute capability "
-               f"{g['compute_capability']}, driver {g['driver']})")
-    else:
-        gpu = "no GPU"
+    g = gpus[0] if gpus else {}
+    gpu = (f"{f'{len(gpus)} × ' if len(gpus) > 1 else ''}{g['name']} ({g['memory_mib'] // 1024} GiB, "
+           f"compute capability {g['compute_capability']}, driver {g['driver']})" if g else "no GPU")
     cuda = s.get("cuda") or {}
-    cuda_parts = [f"CUDA runtime {cuda['runtime']}"] if cuda.get("runtime") else []
-    if cuda.get("nvcc"):
-        cuda_parts.append(f"nvcc {cuda['nvcc']}")
-    cuda_parts += [f"{k} reports CUDA {v}" for k, v in (cuda.get("frameworks") or {}).items()
-                   if k != "error"]
-    cuda_text = "".join(f", {p}" for p in cuda_parts)
+    parts = [cuda.get("runtime") and f"CUDA runtime {cuda['runtime']}",
+             cuda.get("nvcc") and f"nvcc {cuda['nvcc']}",
+             *(f"{k} reports CUDA {v}" for k, v in (cuda.get("frameworks") or {}).items() if k != "error")]
+    cuda_text = "".join(f", {p}" for p in parts if p)
     libs = ", ".join(f"{k} {v}" for k, v in s.get("libraries", {}).items())
-    host = s.get("host", {})
-    code = doc.get("code") or {}
+    host, code = s.get("host", {}), doc.get("code") or {}
     commit = code.get("commit", "unknown")
-    code_text = (f" Code: commit <code>{escape(commit[:12])}</code>"
-                 f"{' with uncommitted changes' if code.get('dirty') else ''}."
-                 if commit != "unknown" else " Code: commit not recorded.") if code else ""
+    code_text = "" if not code else " Code: commit not recorded." if commit == "unknown" else (
+        f" Code: commit <code>{escape(commit[:12])}</code>"
+        f"{' with uncommitted changes' if code.get('dirty') else ''}.")
     return (f"Measured {s.get('date', '?')[:10]} on {gpu}{cuda_text}; CPU {host.get('cpu', '?')} "
             f"({host.get('cores', '?')} cores). Software: {libs}.{code_text} "
             f"Command: <code>{escape(s.get('command', '?'))}</code>")
