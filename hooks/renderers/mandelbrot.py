@@ -8,14 +8,12 @@ from collections import Counter
 from html import escape
 from pathlib import Path
 
-from . import load_json, markdown_table, renderer, svg_figure, value
+from . import load_json, markdown_table, pairs, renderer, svg_figure, value
 from .run_details import label, load
 
 BAR_PIXEL_ITERATIONS = 1.5e12  # the bar for the tuned float64 kernel on the large case (issue 15)
 BAR_VARIANT = "cuda_f64_fast"
 GPU_COLOUR, CPU_COLOUR = "#3f51b5", "#9e9e9e"
-PHASES = {"kernel": "kernel", "end_to_end": "end to end", "compile_first": "first call, empty cache",
-          "compile_cached": "first call, warm cache", "context_init": "CUDA context start-up"}
 
 
 def fmt_time(seconds: float) -> str:
@@ -62,8 +60,8 @@ def size_text(params: dict) -> str:
 
 
 def row_name(doc: dict, m: dict) -> str:
-    return f"{label(doc, m['variant'])}, {PHASES[m['phase']]}" if m["device"] == "gpu" \
-        else label(doc, m["variant"])
+    phase = m["phase"].replace("_", " ")
+    return f"{label(doc, m['variant'])}, {phase}" if m["device"] == "gpu" else label(doc, m["variant"])
 
 
 @renderer("mandelbrot_table")
@@ -139,13 +137,14 @@ def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
 
 
 @renderer("mandelbrot_compile")
-def compile_table(docs_dir: Path, path: str) -> str:
-    doc = load(docs_dir, path)
-    rows = case_rows(doc, "compile")
-    order = list(PHASES)
-    out = [[label(doc, m["variant"]), PHASES[m["phase"]], fmt_time(m["median_s"]),
+def compile_table(docs_dir: Path, path: str, calls: str) -> str:
+    """The fresh-process calls of case compile; `calls` names them, in order:
+    "compile_first=first call, empty cache;..." (the page's words)."""
+    doc, names = load(docs_dir, path), pairs(calls)
+    out = [[label(doc, m["variant"]), names[m["phase"]], fmt_time(m["median_s"]),
             f"{fmt_time(m['min_s'])} – {fmt_time(m['max_s'])}", m["repeats"]]
-           for m in sorted(rows, key=lambda m: (m["variant"], order.index(m["phase"])))]
+           for m in sorted(case_rows(doc, "compile"),
+                           key=lambda m: (m["variant"], list(names).index(m["phase"])))]
     return "\n" + markdown_table(["Variant", "Call", "Median", "Min – max", "Processes"],
                                   out, "llrrr") + "\n"
 
@@ -226,8 +225,7 @@ def fp64_ceiling(docs_dir: Path, path: str, specs: str, sass: str) -> str:
         loop, rate, work = loops[m["variant"]], throughput(m), m.get("work") or {}
         lanes = (f"{work['pixel_iterations'] / work['warp_iterations']:.1%}"
                  if work.get("warp_iterations") else "")
-        field = {"FP64": "fp64_tflops", "FP32": "fp32_tflops"}[loop["precision"]]
-        top = row[field] * 1e12 / 2 / loop["float"] if row else None
+        top = row[f"{loop['precision'].lower()}_tflops"] * 1e12 / 2 / loop["float"] if row else None
         out.append([label(doc, m["variant"]), loop["iterations_per_trip"],
                     " + ".join(f"{n} {op}" for op, n in loop["float_ops"].items()),
                     f"{loop['float']:g} {loop['precision']}", f"{loop['other']:g}",
@@ -305,15 +303,6 @@ def of_bar(docs_dir: Path, path: str) -> str:
 def repeats(docs_dir: Path, path: str) -> str:
     return str(min(m["repeats"] for m in load(docs_dir, path)["measurements"]
                    if m["case"] != "compile"))
-
-
-@value("mandelbrot.host")
-def host(docs_dir: Path, path: str, field: str) -> str:
-    """The CPU the CPU figures ran on (`field=cpu`: its model; `field=cores`), or `field=gpu`."""
-    s = load(docs_dir, path)["system"]
-    if field == "gpu":
-        return (s.get("gpus") or [{"name": "no GPU"}])[0]["name"]
-    return re.sub(r"\((R|TM)\)", "", str(s.get("host", {}).get(field, "?"))).strip()
 
 
 @value("mandelbrot.spec")

@@ -51,12 +51,6 @@ def saxpy_fastest_copy(docs_dir: Path, path: str, case: str, show: str = "label"
     return label(doc, best["variant"]) if show == "label" else f"{gbs(best):,.0f}"
 
 
-@value("saxpy.host")
-def saxpy_host(docs_dir: Path, path: str, key: str) -> str:
-    """A field of the measuring machine's host: cpu, cores."""
-    return str(load_results(docs_dir, path)[0]["system"]["host"].get(key, "?"))
-
-
 @renderer("saxpy_progression")
 def saxpy_progression(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
     """One row per step, one column per toolkit (the label before its first comma)."""
