@@ -258,7 +258,7 @@ SASS = """===== cuda_f64 mandelbrot_kernel_f64
 
 
 def test_sass_loops_count_fp64_instructions_per_iteration():
-    from renderers.mandelbrot import sass_loops
+    from bench.sass import loops as sass_loops
 
     loops = sass_loops(SASS)
     assert loops["cuda_f64"] == {"precision": "FP64", "iterations_per_trip": 1, "float": 9,

@@ -3,10 +3,10 @@ figures its sentences name (`{{ mandelbrot.NAME path=... }}`). Labels come from 
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from html import escape
 from pathlib import Path
+
+from bench.sass import loops as sass_loops
 
 from . import load_json, markdown_table, pairs, renderer, svg_figure, value
 from .run_details import label, load
@@ -113,18 +113,14 @@ def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
     names = [label(doc, m["variant"]) + (" (end to end)" if m["phase"] == "end_to_end" else "")
              for m in rows]
     colours = [GPU_COLOUR if m["device"] == "gpu" else CPU_COLOUR for m in rows]
-    panels = 2 if best else 1
-    fig, axes = plt.subplots(panels, 1, figsize=(8, panels * (0.42 * len(rows) + 1.3) + 0.9),
-                             squeeze=False)
+    fig, (times, speedups) = plt.subplots(2, 1, figsize=(8, 2 * (0.42 * len(rows) + 1.3) + 0.9))
     errors = [[m["median_s"] - m["min_s"] for m in rows], [m["max_s"] - m["median_s"] for m in rows]]
-    axes[0][0].barh(names, [m["median_s"] for m in rows], xerr=errors, color=colours, zorder=2)
-    axes[0][0].set_xlabel("time per run, seconds (log scale; whiskers: min and max)")
-    if best:
-        axes[1][0].barh(names, [best["median_s"] / m["median_s"] for m in rows], color=colours,
-                        zorder=2)
-        axes[1][0].axvline(1.0, color="#000000", linewidth=0.8, zorder=3)
-        axes[1][0].set_xlabel(f"speed-up over {label(doc, best['variant'])} (log scale)")
-    for ax in (row[0] for row in axes):
+    times.barh(names, [m["median_s"] for m in rows], xerr=errors, color=colours, zorder=2)
+    times.set_xlabel("time per run, seconds (log scale; whiskers: min and max)")
+    speedups.barh(names, [best["median_s"] / m["median_s"] for m in rows], color=colours, zorder=2)
+    speedups.axvline(1.0, color="#000000", linewidth=0.8, zorder=3)
+    speedups.set_xlabel(f"speed-up over {label(doc, best['variant'])} (log scale)")
+    for ax in (times, speedups):
         ax.set_xscale("log")
         ax.set_axisbelow(True)
         ax.grid(axis="x", which="major", zorder=0)
@@ -132,8 +128,8 @@ def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
                loc="upper right", ncols=2, frameon=False)
     fig.suptitle(size_text(rows[0]["params"]), x=0.02, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    times = "; ".join(f"{n}: {fmt_time(m['median_s'])}" for n, m in zip(names, rows))
-    return svg_figure(fig, alt=f"{alt} {size_text(rows[0]['params'])}: {times}")
+    each = "; ".join(f"{n}: {fmt_time(m['median_s'])}" for n, m in zip(names, rows))
+    return svg_figure(fig, alt=f"{alt} {size_text(rows[0]['params'])}: {each}")
 
 
 @renderer("mandelbrot_compile")
@@ -147,62 +143,6 @@ def compile_table(docs_dir: Path, path: str, calls: str) -> str:
                            key=lambda m: (m["variant"], list(names).index(m["phase"])))]
     return "\n" + markdown_table(["Variant", "Call", "Median", "Min – max", "Processes"],
                                   out, "llrrr") + "\n"
-
-
-# --- Floating-point instructions per iteration, counted in the kernels' SASS (GPU machine code) -
-FLOAT_OPCODES = {"FP64": {"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"},
-                 "FP32": {"FADD", "FMUL", "FFMA", "FSETP", "FMNMX"}}
-PRODUCT = {"FP64": "DMUL", "FP32": "FMUL"}
-PRODUCTS_PER_ITERATION = 3  # x*x, y*y, x*y: every iteration of every kernel does exactly three
-INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)(.*)")
-LABEL = re.compile(r"^\s*(\.L_x_\d+):")
-
-
-def sass_loops(text: str) -> dict[str, dict]:
-    """For each kernel of a SASS dump written by `benchmark.py --sass` (sections headed
-    "===== VARIANT FUNCTION"), its main loop: of the backward branches' bodies, the one with the
-    most products (DMUL in float64, FMUL in float32). Float instructions per iteration = float
-    instructions of that precision in the body / iterations per trip, where iterations per trip =
-    products in the body / 3."""
-    kernels: dict[str, dict] = {}
-    for section in re.split(r"^===== ", text, flags=re.M)[1:]:
-        header, _, body = section.partition("\n")
-        variant = header.split()[0]
-        code, labels, pending = [], {}, []
-        for line in body.splitlines():
-            found = LABEL.match(line)
-            if found:
-                pending.append(found.group(1))
-                continue
-            ins = INSTRUCTION.search(line)
-            if ins and not ins.group(2).startswith("."):
-                addr = int(ins.group(1), 16)
-                for name in pending:
-                    labels[name] = addr
-                pending = []
-                code.append((addr, ins.group(2), ins.group(3)))
-        loops = []
-        for addr, op, rest in code:
-            target = re.search(r"`\((\.L_x_\d+)\)", rest)
-            if op.startswith("BRA") and target and labels.get(target.group(1), addr + 1) <= addr:
-                start = labels[target.group(1)]
-                loops.append(Counter(o.split(".")[0] for a, o, _ in code if start <= a <= addr))
-        if not loops:
-            raise ValueError(f"no loop found in the SASS of {variant}")
-        counts = max(loops, key=lambda c: c["DMUL"] + c["FMUL"])
-        precision = "FP64" if counts["DMUL"] else "FP32"
-        products = counts[PRODUCT[precision]]
-        trips = products // PRODUCTS_PER_ITERATION
-        if trips < 1 or products % PRODUCTS_PER_ITERATION:
-            raise ValueError(f"{variant}: {products} {PRODUCT[precision]} in the loop, "
-                             "not a multiple of 3")
-        float_ops = {op: n for op, n in sorted(counts.items()) if op in FLOAT_OPCODES[precision]}
-        total = sum(counts.values())
-        kernels[variant] = {"precision": precision, "iterations_per_trip": trips,
-                            "float": sum(float_ops.values()) / trips,
-                            "other": (total - sum(float_ops.values())) / trips,
-                            "float_ops": float_ops}
-    return kernels
 
 
 def spec_row(docs_dir: Path, specs: str, doc: dict) -> dict | None:
@@ -245,9 +185,9 @@ def specs(docs_dir: Path, path: str) -> str:
     data = load_json(docs_dir, path)
     out = []
     for row in data["rows"]:
-        for key in ("gpu", "fp64_tflops", "fp32_tflops", "source", "as_of"):
-            if key not in row:
-                raise ValueError(f"row {row.get('gpu', '?')} lacks {key!r}")
+        missing = {"gpu", "fp64_tflops", "fp32_tflops", "source", "as_of"} - row.keys()
+        if missing:
+            raise ValueError(f"row {row.get('gpu', '?')} lacks {', '.join(sorted(missing))}")
         ratio = row["fp32_tflops"] / row["fp64_tflops"]
         out.append([row["gpu"], row["kind"], f"{row['fp64_tflops']:g}", f"{row['fp32_tflops']:g}",
                     f"1 : {ratio:.0f}" if ratio >= 1.5 else f"1 : {ratio:.1f}",
