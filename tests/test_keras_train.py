@@ -268,15 +268,17 @@ def test_throughput_table_ratios(renderers, tmp_path):
 def test_gpu_use_chart_renders_the_committed_samples(renderers):
     smi = "../gpu/logs/h200-2026-12-01c/keras-smi.csv"
     html = renderers.get("keras_gpu_use")(
-        ROOT / "docs", smi=smi, log="../gpu/logs/h200-2026-12-01c/keras-runner.log", alt="use")
+        ROOT / "docs", smi=smi, log="../gpu/logs/h200-2026-12-01c/keras-runner.log", alt="use",
+        cases="gpu-augmented=A;gpu-plain=B;cpu-augmented=C;cpu-plain=D;gpu-augmented-keras-default=E")
     assert html.startswith('<figure class="data-chart">') and 'alt="use"' in html
     assert renderers.get_value("keras.gpu_memory")(ROOT / "docs", smi=smi).endswith(" GiB")
 
 
 def test_profile_table_and_figures_come_from_the_log(renderers):
     path = "../gpu/logs/h200-2026-12-01/keras-profile.txt"
-    table = renderers.get("keras_profile")(ROOT / "docs", path=path)
-    assert table.count("\n") == 5 and "| augmentation, Keras's default | False |" in table
+    table = renderers.get("keras_profile")(ROOT / "docs", path=path,
+                                           cases="no-augmentation=plain;augmentation=augmented")
+    assert table.count("\n") == 4 and "| augmented | False |" in table
     fact = renderers.get_value("keras.profile")
     assert fact(ROOT / "docs", path=path, fact="alone_ms") == "39"
     assert fact(ROOT / "docs", path=path, fact="keras") == "3.15.1"

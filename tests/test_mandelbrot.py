@@ -258,7 +258,7 @@ SASS = """===== cuda_f64 mandelbrot_kernel_f64
 
 
 def test_sass_loops_count_fp64_instructions_per_iteration():
-    from renderers.mandelbrot import sass_loops
+    from bench.sass import loops as sass_loops
 
     loops = sass_loops(SASS)
     assert loops["cuda_f64"] == {"precision": "FP64", "iterations_per_trip": 1, "float": 9,
@@ -344,8 +344,8 @@ def test_values_and_tables_read_labels_from_the_file(tmp_path, mandelbrot_render
     assert value("mandelbrot.speedup")(docs, path=path, case="large", variant="cuda_f64_fast",
                                        phase="end_to_end", over="cuda_f64") == "0.2"
     assert value("mandelbrot.best_cpu")(docs, path=path, case="large") == "Numba @njit(parallel=True)"
-    assert value("mandelbrot.host")(docs, path=path, field="cpu") == "test CPU"
-    assert value("mandelbrot.host")(docs, path=path, field="gpu") == "NVIDIA H200"
+    assert value("machine.host")(docs, path=path, field="cpu") == "test CPU"
+    assert value("machine.host")(docs, path=path, field="gpu") == "NVIDIA H200"
     assert value("mandelbrot.spread_count")(docs, path=path, above="1.2") == "3 of 3"
     assert value("mandelbrot.spread_count")(docs, path=path, above="1.6") == "0 of 3"
     assert value("mandelbrot.widest_spread")(docs, path=path).startswith("1.50 (large, Numba CUDA")

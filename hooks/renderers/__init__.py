@@ -69,6 +69,11 @@ def read_csv(docs_dir: Path, path: str) -> list[dict]:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
+def pairs(text: str) -> dict[str, str]:
+    """A directive's "key=words;key=words" argument (a page's names for a file's keys), in order."""
+    return dict(item.split("=", 1) for item in text.split(";"))
+
+
 def markdown_table(header: list[str], rows: list[list[object]], align: str | None = None) -> str:
     """A Markdown table; `align` is one letter per column: l, r or c."""
     align = align or "l" * len(header)

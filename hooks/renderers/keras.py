@@ -7,7 +7,7 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import load_json, markdown_table, renderer, svg_figure, value
+from . import load_json, markdown_table, pairs, renderer, svg_figure, value
 from .run_details import label, load_results
 
 
@@ -127,27 +127,26 @@ def _smi(docs_dir: Path, smi: str) -> tuple[list[float], list[float], list[float
 
 
 @renderer("keras_gpu_use")
-def keras_gpu_use(docs_dir: Path, smi: str, log: str, alt: str) -> str:
-    """GPU utilisation sampled by nvidia-smi over a runner's run, with its cases marked."""
+def keras_gpu_use(docs_dir: Path, smi: str, log: str, cases: str, alt: str) -> str:
+    """GPU utilisation sampled by nvidia-smi over a runner's run, with its cases marked by the
+    names the page gives them (`cases="gpu-plain=GPU plain;..."`)."""
     t, util, _ = _smi(docs_dir, smi)
     windows = _runner_windows((docs_dir / log).read_text())
     if not windows:
         raise ValueError(f"{log} holds no runner cases")
     import matplotlib.pyplot as plt
 
-    cases: dict[str, list[float]] = {}  # case -> [start, end] over its variants
+    names, spans = pairs(cases), {}  # case -> [start, end] over its variants
     for a, b, name in windows:
-        span = cases.setdefault(name.split(":")[0], [a, b])
+        span = spans.setdefault(name.split(":")[0], [a, b])
         span[:] = [min(span[0], a), max(span[1], b)]
     fig, ax = plt.subplots(figsize=(9, 3.6))
     ax.plot(t, util, lw=1, color="#1f77b4")
-    for i, (case, (a, b)) in enumerate(cases.items()):
+    for i, (case, (a, b)) in enumerate(spans.items()):
         colour = "#d62728" if "default" in case else "#7f7f7f" if case.startswith("cpu") \
             else "#2ca02c"
         ax.axvspan(a, b, color=colour, alpha=0.12, lw=0)
-        name = (case.replace("-keras-default", "*").replace("-augmented", " aug")
-                .replace("-plain", " plain").replace("gpu", "GPU").replace("cpu", "CPU"))
-        ax.text((a + b) / 2, 102 + (i % 2) * 9, name, ha="center", va="bottom", fontsize=10)
+        ax.text((a + b) / 2, 102 + (i % 2) * 9, names[case], ha="center", va="bottom", fontsize=10)
     ax.set_ylim(0, 120)
     ax.set_yticks([0, 25, 50, 75, 100])
     ax.set_xlim(0, max(t))
@@ -163,11 +162,6 @@ def gpu_memory(docs_dir: Path, smi: str) -> str:
     return f"{max(_smi(docs_dir, smi)[2]) / 1024:,.1f} GiB"
 
 
-PROFILE_LABELS = {"no-augmentation": "no augmentation",  # profile_step.py's cases
-                  "augmentation": "augmentation, Keras's default",
-                  "augmentation-jit": "augmentation, <code>allow_xla</code>"}
-
-
 def _found(text: str, path: str, pattern: str) -> str:
     found = re.search(pattern, text)
     if not found:
@@ -176,11 +170,12 @@ def _found(text: str, path: str, pattern: str) -> str:
 
 
 @renderer("keras_profile")
-def keras_profile(docs_dir: Path, path: str) -> str:
-    """The table of a profile_step.py log: XLA or not, step times, programs, GPU busy."""
+def keras_profile(docs_dir: Path, path: str, cases: str) -> str:
+    """The table of a profile_step.py log: XLA or not, step times, programs, GPU busy; one row
+    per case of `cases="no-augmentation=no augmentation;..."` (the page's names for them)."""
     text = (docs_dir / path).read_text()
     rows = []
-    for case, name in PROFILE_LABELS.items():
+    for case, name in pairs(cases).items():
         line = rf"\] {re.escape(case)}: "
         steps = re.findall(line + r"batch\s+\d+:\s+([\d.]+) ms/step", text)
         rows.append([name, _found(text, path, line + r"model\.jit_compile = (\w+)"),

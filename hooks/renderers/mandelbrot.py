@@ -3,19 +3,17 @@ figures its sentences name (`{{ mandelbrot.NAME path=... }}`). Labels come from 
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from html import escape
 from pathlib import Path
 
-from . import load_json, markdown_table, renderer, svg_figure, value
+from bench.sass import loops as sass_loops
+
+from . import load_json, markdown_table, pairs, renderer, svg_figure, value
 from .run_details import label, load
 
 BAR_PIXEL_ITERATIONS = 1.5e12  # the bar for the tuned float64 kernel on the large case (issue 15)
 BAR_VARIANT = "cuda_f64_fast"
 GPU_COLOUR, CPU_COLOUR = "#3f51b5", "#9e9e9e"
-PHASES = {"kernel": "kernel", "end_to_end": "end to end", "compile_first": "first call, empty cache",
-          "compile_cached": "first call, warm cache", "context_init": "CUDA context start-up"}
 
 
 def fmt_time(seconds: float) -> str:
@@ -62,8 +60,8 @@ def size_text(params: dict) -> str:
 
 
 def row_name(doc: dict, m: dict) -> str:
-    return f"{label(doc, m['variant'])}, {PHASES[m['phase']]}" if m["device"] == "gpu" \
-        else label(doc, m["variant"])
+    phase = m["phase"].replace("_", " ")
+    return f"{label(doc, m['variant'])}, {phase}" if m["device"] == "gpu" else label(doc, m["variant"])
 
 
 @renderer("mandelbrot_table")
@@ -115,18 +113,14 @@ def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
     names = [label(doc, m["variant"]) + (" (end to end)" if m["phase"] == "end_to_end" else "")
              for m in rows]
     colours = [GPU_COLOUR if m["device"] == "gpu" else CPU_COLOUR for m in rows]
-    panels = 2 if best else 1
-    fig, axes = plt.subplots(panels, 1, figsize=(8, panels * (0.42 * len(rows) + 1.3) + 0.9),
-                             squeeze=False)
+    fig, (times, speedups) = plt.subplots(2, 1, figsize=(8, 2 * (0.42 * len(rows) + 1.3) + 0.9))
     errors = [[m["median_s"] - m["min_s"] for m in rows], [m["max_s"] - m["median_s"] for m in rows]]
-    axes[0][0].barh(names, [m["median_s"] for m in rows], xerr=errors, color=colours, zorder=2)
-    axes[0][0].set_xlabel("time per run, seconds (log scale; whiskers: min and max)")
-    if best:
-        axes[1][0].barh(names, [best["median_s"] / m["median_s"] for m in rows], color=colours,
-                        zorder=2)
-        axes[1][0].axvline(1.0, color="#000000", linewidth=0.8, zorder=3)
-        axes[1][0].set_xlabel(f"speed-up over {label(doc, best['variant'])} (log scale)")
-    for ax in (row[0] for row in axes):
+    times.barh(names, [m["median_s"] for m in rows], xerr=errors, color=colours, zorder=2)
+    times.set_xlabel("time per run, seconds (log scale; whiskers: min and max)")
+    speedups.barh(names, [best["median_s"] / m["median_s"] for m in rows], color=colours, zorder=2)
+    speedups.axvline(1.0, color="#000000", linewidth=0.8, zorder=3)
+    speedups.set_xlabel(f"speed-up over {label(doc, best['variant'])} (log scale)")
+    for ax in (times, speedups):
         ax.set_xscale("log")
         ax.set_axisbelow(True)
         ax.grid(axis="x", which="major", zorder=0)
@@ -134,76 +128,21 @@ def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
                loc="upper right", ncols=2, frameon=False)
     fig.suptitle(size_text(rows[0]["params"]), x=0.02, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    times = "; ".join(f"{n}: {fmt_time(m['median_s'])}" for n, m in zip(names, rows))
-    return svg_figure(fig, alt=f"{alt} {size_text(rows[0]['params'])}: {times}")
+    each = "; ".join(f"{n}: {fmt_time(m['median_s'])}" for n, m in zip(names, rows))
+    return svg_figure(fig, alt=f"{alt} {size_text(rows[0]['params'])}: {each}")
 
 
 @renderer("mandelbrot_compile")
-def compile_table(docs_dir: Path, path: str) -> str:
-    doc = load(docs_dir, path)
-    rows = case_rows(doc, "compile")
-    order = list(PHASES)
-    out = [[label(doc, m["variant"]), PHASES[m["phase"]], fmt_time(m["median_s"]),
+def compile_table(docs_dir: Path, path: str, calls: str) -> str:
+    """The fresh-process calls of case compile; `calls` names them, in order:
+    "compile_first=first call, empty cache;..." (the page's words)."""
+    doc, names = load(docs_dir, path), pairs(calls)
+    out = [[label(doc, m["variant"]), names[m["phase"]], fmt_time(m["median_s"]),
             f"{fmt_time(m['min_s'])} – {fmt_time(m['max_s'])}", m["repeats"]]
-           for m in sorted(rows, key=lambda m: (m["variant"], order.index(m["phase"])))]
+           for m in sorted(case_rows(doc, "compile"),
+                           key=lambda m: (m["variant"], list(names).index(m["phase"])))]
     return "\n" + markdown_table(["Variant", "Call", "Median", "Min – max", "Processes"],
                                   out, "llrrr") + "\n"
-
-
-# --- Floating-point instructions per iteration, counted in the kernels' SASS (GPU machine code) -
-FLOAT_OPCODES = {"FP64": {"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"},
-                 "FP32": {"FADD", "FMUL", "FFMA", "FSETP", "FMNMX"}}
-PRODUCT = {"FP64": "DMUL", "FP32": "FMUL"}
-PRODUCTS_PER_ITERATION = 3  # x*x, y*y, x*y: every iteration of every kernel does exactly three
-INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)(.*)")
-LABEL = re.compile(r"^\s*(\.L_x_\d+):")
-
-
-def sass_loops(text: str) -> dict[str, dict]:
-    """For each kernel of a SASS dump written by `benchmark.py --sass` (sections headed
-    "===== VARIANT FUNCTION"), its main loop: of the backward branches' bodies, the one with the
-    most products (DMUL in float64, FMUL in float32). Float instructions per iteration = float
-    instructions of that precision in the body / iterations per trip, where iterations per trip =
-    products in the body / 3."""
-    kernels: dict[str, dict] = {}
-    for section in re.split(r"^===== ", text, flags=re.M)[1:]:
-        header, _, body = section.partition("\n")
-        variant = header.split()[0]
-        code, labels, pending = [], {}, []
-        for line in body.splitlines():
-            found = LABEL.match(line)
-            if found:
-                pending.append(found.group(1))
-                continue
-            ins = INSTRUCTION.search(line)
-            if ins and not ins.group(2).startswith("."):
-                addr = int(ins.group(1), 16)
-                for name in pending:
-                    labels[name] = addr
-                pending = []
-                code.append((addr, ins.group(2), ins.group(3)))
-        loops = []
-        for addr, op, rest in code:
-            target = re.search(r"`\((\.L_x_\d+)\)", rest)
-            if op.startswith("BRA") and target and labels.get(target.group(1), addr + 1) <= addr:
-                start = labels[target.group(1)]
-                loops.append(Counter(o.split(".")[0] for a, o, _ in code if start <= a <= addr))
-        if not loops:
-            raise ValueError(f"no loop found in the SASS of {variant}")
-        counts = max(loops, key=lambda c: c["DMUL"] + c["FMUL"])
-        precision = "FP64" if counts["DMUL"] else "FP32"
-        products = counts[PRODUCT[precision]]
-        trips = products // PRODUCTS_PER_ITERATION
-        if trips < 1 or products % PRODUCTS_PER_ITERATION:
-            raise ValueError(f"{variant}: {products} {PRODUCT[precision]} in the loop, "
-                             "not a multiple of 3")
-        float_ops = {op: n for op, n in sorted(counts.items()) if op in FLOAT_OPCODES[precision]}
-        total = sum(counts.values())
-        kernels[variant] = {"precision": precision, "iterations_per_trip": trips,
-                            "float": sum(float_ops.values()) / trips,
-                            "other": (total - sum(float_ops.values())) / trips,
-                            "float_ops": float_ops}
-    return kernels
 
 
 def spec_row(docs_dir: Path, specs: str, doc: dict) -> dict | None:
@@ -226,8 +165,7 @@ def fp64_ceiling(docs_dir: Path, path: str, specs: str, sass: str) -> str:
         loop, rate, work = loops[m["variant"]], throughput(m), m.get("work") or {}
         lanes = (f"{work['pixel_iterations'] / work['warp_iterations']:.1%}"
                  if work.get("warp_iterations") else "")
-        field = {"FP64": "fp64_tflops", "FP32": "fp32_tflops"}[loop["precision"]]
-        top = row[field] * 1e12 / 2 / loop["float"] if row else None
+        top = row[f"{loop['precision'].lower()}_tflops"] * 1e12 / 2 / loop["float"] if row else None
         out.append([label(doc, m["variant"]), loop["iterations_per_trip"],
                     " + ".join(f"{n} {op}" for op, n in loop["float_ops"].items()),
                     f"{loop['float']:g} {loop['precision']}", f"{loop['other']:g}",
@@ -247,9 +185,9 @@ def specs(docs_dir: Path, path: str) -> str:
     data = load_json(docs_dir, path)
     out = []
     for row in data["rows"]:
-        for key in ("gpu", "fp64_tflops", "fp32_tflops", "source", "as_of"):
-            if key not in row:
-                raise ValueError(f"row {row.get('gpu', '?')} lacks {key!r}")
+        missing = {"gpu", "fp64_tflops", "fp32_tflops", "source", "as_of"} - row.keys()
+        if missing:
+            raise ValueError(f"row {row.get('gpu', '?')} lacks {', '.join(sorted(missing))}")
         ratio = row["fp32_tflops"] / row["fp64_tflops"]
         out.append([row["gpu"], row["kind"], f"{row['fp64_tflops']:g}", f"{row['fp32_tflops']:g}",
                     f"1 : {ratio:.0f}" if ratio >= 1.5 else f"1 : {ratio:.1f}",
@@ -305,15 +243,6 @@ def of_bar(docs_dir: Path, path: str) -> str:
 def repeats(docs_dir: Path, path: str) -> str:
     return str(min(m["repeats"] for m in load(docs_dir, path)["measurements"]
                    if m["case"] != "compile"))
-
-
-@value("mandelbrot.host")
-def host(docs_dir: Path, path: str, field: str) -> str:
-    """The CPU the CPU figures ran on (`field=cpu`: its model; `field=cores`), or `field=gpu`."""
-    s = load(docs_dir, path)["system"]
-    if field == "gpu":
-        return (s.get("gpus") or [{"name": "no GPU"}])[0]["name"]
-    return re.sub(r"\((R|TM)\)", "", str(s.get("host", {}).get(field, "?"))).strip()
 
 
 @value("mandelbrot.spec")

@@ -3,12 +3,14 @@
 - `roofline path= alt= [kernels="a.json b.json"]`: the chart (bench.roofline) from the ceilings
   of one `run.py machine` file, with the kernels of it and of the other files plotted on it;
   `roofline_points` (same arguments but alt): every point of the chart, in a table.
-- `machine_table path=`: every figure of that run; `{{ machine.ridges path= device= }}`.
+- `machine_table path=`: every figure of that run; `{{ machine.ridges path= device= }}`;
+  `{{ machine.host path= field= }}`, the machine of any results file.
 - `spec_table specs= keys=`: sourced spec rows with their source and as-of date.
 """
 
 from __future__ import annotations
 
+import re
 from html import escape
 from pathlib import Path
 
@@ -93,6 +95,16 @@ def ridges(docs_dir: Path, path: str, device: str) -> str:
 @value("machine.device")
 def device(docs_dir: Path, path: str, device: str) -> str:
     return escape(device_names(load(docs_dir, path))[device])
+
+
+@value("machine.host")
+def host(docs_dir: Path, path: str, field: str) -> str:
+    """The machine that measured `path`: its CPU (`field=cpu`, the model; `field=cores`) or
+    `field=gpu`, the GPU's name."""
+    s = load(docs_dir, path)["system"]
+    if field == "gpu":
+        return (s.get("gpus") or [{"name": "no GPU"}])[0]["name"]
+    return re.sub(r"\((R|TM)\)", "", str(s.get("host", {}).get(field, "?"))).strip()
 
 
 def show(v: float, unit: str) -> str:

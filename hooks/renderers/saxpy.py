@@ -22,9 +22,10 @@ def power_of_two(n: int) -> str:
     return f"2<sup>{n.bit_length() - 1}</sup>" if n & (n - 1) == 0 else f"{n:,}"
 
 
-def fastest_copy(doc: dict, case: str) -> dict:
-    copies = [m for v, m in kernel_rows(doc, case).items() if v in of_group(doc, "copy")]
-    return max(copies, key=gbs)
+def copies(doc: dict, case: str) -> list[dict]:
+    """The copies of a round, fastest first."""
+    return sorted((m for v, m in kernel_rows(doc, case).items() if v in of_group(doc, "copy")),
+                  key=gbs, reverse=True)
 
 
 def steps(doc: dict) -> dict[str, list[str]]:
@@ -47,14 +48,8 @@ def saxpy_n(docs_dir: Path, path: str, case: str) -> str:
 def saxpy_fastest_copy(docs_dir: Path, path: str, case: str, show: str = "label") -> str:
     """The fastest copy of a round: its label (show=label) or its GB/s (show=gbs)."""
     doc = load_results(docs_dir, path)[0]
-    best = fastest_copy(doc, case)
+    best = copies(doc, case)[0]
     return label(doc, best["variant"]) if show == "label" else f"{gbs(best):,.0f}"
-
-
-@value("saxpy.host")
-def saxpy_host(docs_dir: Path, path: str, key: str) -> str:
-    """A field of the measuring machine's host: cpu, cores."""
-    return str(load_results(docs_dir, path)[0]["system"]["host"].get(key, "?"))
 
 
 @renderer("saxpy_progression")
@@ -105,10 +100,8 @@ def saxpy_table(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
 @renderer("saxpy_copies")
 def saxpy_copies(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
     doc, _, intro = load_results(docs_dir, path)
-    copies = sorted((m for v, m in kernel_rows(doc, case).items() if v in of_group(doc, "copy")),
-                    key=gbs, reverse=True)
-    table = [[label(doc, m["variant"]), f"{gbs(m):,.0f}", pct(gbs(m) / gbs(copies[0]))]
-             for m in copies]
+    found = copies(doc, case)
+    table = [[label(doc, m["variant"]), f"{gbs(m):,.0f}", pct(gbs(m) / gbs(found[0]))] for m in found]
     return intro + markdown_table(["copy", "GB/s", "of the fastest"], table, "lrr") + "\n"
 
 
