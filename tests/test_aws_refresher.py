@@ -223,17 +223,19 @@ def test_help():
     assert proc.returncode == 0 and "--offer" in proc.stdout
 
 
-def test_standalone_copy_runs_in_an_empty_folder(tmp_path):
+def test_copy_with_its_companion_runs_in_an_empty_folder(tmp_path):
     import subprocess
     import sys
     copy = tmp_path / "refresh_prices.py"
     copy.write_text((ROOT / "snippets" / REFRESH).read_text())
+    (tmp_path / "choose_instance.py").write_text((SNIPPETS / "aws/choose_instance.py").read_text())
     (tmp_path / "aws-instances.csv").write_text(DATA.read_text())
     run = subprocess.run([sys.executable, str(copy), "--offer", str(FIXTURE), "--data",
                           "aws-instances.csv"], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "wrote aws-instances.csv" in run.stdout
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["aws-instances.csv", "refresh_prices.py"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "__pycache__") == [
+        "aws-instances.csv", "choose_instance.py", "refresh_prices.py"]
     missing = subprocess.run([sys.executable, str(copy), "--offer", str(FIXTURE)],
                              capture_output=True, text=True, cwd=tmp_path / ".." )
     assert missing.returncode == 2 and "pass --data" in missing.stderr

@@ -421,10 +421,11 @@ def test_predict_damaged_model_is_one_line(dataset, tmp_path, run):
 
 # The frameworks hidden, as on a machine where they are not installed: --help still works, and a
 # real run names what to install in one line with exit status 2.
-HIDE = ("import runpy, sys\n"
+HIDE = ("import os, runpy, sys\n"
         "for name in ('keras', 'tensorflow', 'jax', 'torch'):\n"
         "    sys.modules[name] = None  # import fails as if not installed\n"
         "sys.argv = sys.argv[1:]\n"
+        "sys.path.insert(0, os.path.dirname(sys.argv[0]))  # as `python FILE` does\n"
         "runpy.run_path(sys.argv[0], run_name='__main__')\n")
 
 
@@ -450,9 +451,10 @@ def test_runs_without_the_frameworks_name_what_to_install(dataset, tmp_path):
 
 # Ctrl-C while an image is read (the first slow import is tests/test_cli_habit.py's case).
 CTRL_C = "import os, signal\nos.kill(os.getpid(), signal.SIGINT)  # as a terminal's Ctrl-C does\n"
-INTERRUPT = ("import runpy, sys, PIL.Image\n"
+INTERRUPT = ("import os, runpy, sys, PIL.Image\n"
              f"PIL.Image.open = lambda *args, **kwargs: exec({CTRL_C!r})\n"
              "sys.argv = sys.argv[1:]\n"
+             "sys.path.insert(0, os.path.dirname(sys.argv[0]))  # as `python FILE` does\n"
              "runpy.run_path(sys.argv[0], run_name='__main__')\n")
 
 

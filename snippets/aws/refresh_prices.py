@@ -19,15 +19,10 @@ import os
 import signal
 import sys
 
+from choose_instance import interrupted, show
 
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
+if __name__ == "__main__":  # choose_instance.py, beside this file, loads the standard library only:
+    signal.signal(signal.SIGINT, interrupted)  # so Ctrl-C is one line from here on
 
 import argparse
 import csv
@@ -205,24 +200,6 @@ def write_atomically(path: Path, data: str | bytes) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
-
-
-def show(text: str, end: str = "\n") -> bool:
-    """Print the answer; False if it could not be. A reader that stops reading (| head) ends
-    the run quietly; a full device is one line naming it."""
-    try:
-        print(text, end=end, flush=True)
-        return True
-    except OSError as exc:  # BrokenPipeError included
-        try:
-            where = os.readlink(f"/proc/self/fd/{sys.stdout.fileno()}")
-        except OSError:
-            where = ""
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        if not isinstance(exc, BrokenPipeError):
-            name = f"standard output ({where})" if where.startswith("/") else "standard output"
-            print(f"error: cannot write to {name}: {exc.strerror}", file=sys.stderr)
-        return False
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,19 +9,13 @@ shapes, with noise: a pattern that a small CNN learns in a few epochs, unlike re
 """
 
 # --8<-- [start:imports]
-import os
 import signal
 import sys
 
+from tool_habit import InputError, check_output_dir, interrupted, main_to_stdout, number
 
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
+if __name__ == "__main__":  # tool_habit.py, beside this file, loads the standard library only:
+    signal.signal(signal.SIGINT, interrupted)  # so Ctrl-C is one line from here on
 
 import argparse
 from pathlib import Path
@@ -32,19 +26,6 @@ from PIL import Image
 
 CLASSES = {"cats": "cat", "dogs": "dog"}  # folder -> the Kaggle file-name prefix
 MAX_IMAGES = 100_000  # per class (Kaggle's set has 12,500): about 1.5 GB of JPEGs at --size 64
-
-
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
 
 
 # --8<-- [start:draw]
@@ -108,13 +89,12 @@ def main(argv: list[str] | None = None) -> int:
                      "both need at least 1")
     if args.flat and args.validation:
         parser.error("--flat and --validation exclude each other (train.zip has no validation set)")
-    if args.out.exists() and not args.out.is_dir():
-        parser.error(f"{args.out} exists and is not a folder")
+    try:
+        check_output_dir(args.out)
+    except InputError as exc:
+        parser.error(str(exc))
     if args.out.exists() and any(args.out.iterdir()):
         parser.error(f"{args.out} exists and is not empty; choose a new folder")
-    parent = next(p for p in [args.out, *args.out.parents] if p.exists())
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        parser.error(f"cannot write in {parent}")
 
     try:
         written = write_dataset(args.out, args.images, args.size, args.validation, args.flat,
@@ -133,20 +113,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def main_to_stdout() -> int:
-    """main(), with standard output that can fail: a reader that stops reading (`| head`)
-    ends the run quietly, a full device is one line (files are written, and named, by main)."""
-    try:
-        return main()
-    except OSError as exc:
-        if exc.filename is not None:  # a file main() writes: its own error handling
-            raise
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        if not isinstance(exc, BrokenPipeError):
-            print(f"error: cannot write to standard output: {exc.strerror}", file=sys.stderr)
-        return 1
-
-
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.default_int_handler)  # imports done: Ctrl-C raises KeyboardInterrupt, main() handles it
-    sys.exit(main_to_stdout())
+    sys.exit(main_to_stdout(main))

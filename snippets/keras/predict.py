@@ -14,18 +14,12 @@ import os
 import signal
 import sys
 
+from tool_habit import InputError, interrupted, keras_file_problem, main_to_stdout, number
 
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
+if __name__ == "__main__":  # tool_habit.py, beside this file, loads the standard library only:
+    signal.signal(signal.SIGINT, interrupted)  # so Ctrl-C is one line from here on
 
 import argparse
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -34,23 +28,6 @@ from PIL import Image, UnidentifiedImageError
 
 IMAGE_SUFFIXES = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
 BACKENDS = ("tensorflow", "jax", "torch")
-
-
-class InputError(Exception):
-    """Bad input that the user can fix: reported as one line, exit status 2."""
-
-
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
 
 
 def image_paths(args: list[Path]) -> list[Path]:
@@ -106,21 +83,6 @@ def check_model(model) -> tuple[int, int]:
 def label_in_name(path: Path) -> str | None:
     prefix = path.name.split(".")[0]
     return prefix if prefix in ("cat", "dog") else None
-
-
-def keras_file_problem(path: Path) -> str:
-    """Why a .keras file (a zip archive holding config.json) is damaged, or "" if it looks whole.
-    Keras itself says "File not found" for a file that is there but is not a zip archive."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            if "config.json" not in archive.namelist():
-                return "not a Keras model: its archive holds no config.json"
-            broken = archive.testzip()  # reads every member and checks its CRC
-    except (zipfile.BadZipFile, EOFError, ValueError) as exc:
-        return f"the file is damaged: not a readable zip archive, as a .keras file is ({exc})"
-    except OSError as exc:
-        return f"cannot read it: {exc.strerror or exc}"
-    return f"the file is damaged: {broken} fails its CRC check" if broken else ""
 
 
 # --8<-- [start:predict]
@@ -185,19 +147,5 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def main_to_stdout() -> int:
-    """main(), with standard output that can fail: a reader that stops reading (`| head`)
-    ends the run quietly, a full device is one line (files are written, and named, by main)."""
-    try:
-        return main()
-    except OSError as exc:
-        if exc.filename is not None:  # a file main() writes: its own error handling
-            raise
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        if not isinstance(exc, BrokenPipeError):
-            print(f"error: cannot write to standard output: {exc.strerror}", file=sys.stderr)
-        return 1
-
-
 if __name__ == "__main__":
-    sys.exit(main_to_stdout())
+    sys.exit(main_to_stdout(main))

@@ -17,15 +17,11 @@ import os
 import signal
 import sys
 
+from tool_habit import (InputError, check_output_dir, interrupted, keras_file_problem,
+                        main_to_stdout, number)
 
-def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
-    os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, interrupted)
+if __name__ == "__main__":  # tool_habit.py, beside this file, loads the standard library only:
+    signal.signal(signal.SIGINT, interrupted)  # so Ctrl-C is one line from here on
 
 import argparse
 import contextlib
@@ -33,7 +29,6 @@ import hashlib
 import json
 import time
 import warnings
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -46,23 +41,6 @@ IMAGE_SUFFIXES = (".bmp", ".gif", ".jpeg", ".jpg", ".png")  # the files read in 
 READABLE_FORMATS = {"BMP", "GIF", "JPEG", "PNG"}  # what those suffixes promise
 VALIDATION_SPLIT = 0.2
 SEED = 1337
-
-
-def number(kind, low, high):
-    """An argparse type: a `kind` (int or float) from low to high; anything else is a one-line error."""
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
-        if not low <= value <= high:  # false for nan too
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {text}")
-        return value
-    return parse
-
-
-class InputError(Exception):
-    """Bad input that the user can fix: reported as one line, exit status 2."""
 
 
 # --8<-- [start:checks]
@@ -337,21 +315,6 @@ def write_json(path: Path, doc: dict) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def keras_file_problem(path: Path) -> str:
-    """Why a .keras file (a zip archive holding config.json) is damaged, or "" if it looks whole.
-    Keras itself says "File not found" for a file that is there but is not a zip archive."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            if "config.json" not in archive.namelist():
-                return "not a Keras model: its archive holds no config.json"
-            broken = archive.testzip()  # reads every member and checks its CRC
-    except (zipfile.BadZipFile, EOFError, ValueError) as exc:
-        return f"the file is damaged: not a readable zip archive, as a .keras file is ({exc})"
-    except OSError as exc:
-        return f"cannot read it: {exc.strerror or exc}"
-    return f"the file is damaged: {broken} fails its CRC check" if broken else ""
-
-
 def load_saved(keras, path: Path):
     """keras.models.load_model, with a damaged or foreign file reported as one InputError."""
     if problem := keras_file_problem(path):
@@ -365,15 +328,6 @@ def load_saved(keras, path: Path):
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         raise InputError(f"cannot load {path} ({first}); delete it (and history.json, to start "
                          "afresh)") from None
-
-
-def check_output_dir(out: Path) -> None:
-    """Before any work: the output folder is a folder we can create and write to."""
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--output-dir {out} exists and is not a folder")
-    parent = next(p for p in [out, *out.parents] if p.exists())
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(f"--output-dir {out}: cannot write in {parent}")
 
 
 def check_backend() -> str:
@@ -515,7 +469,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         check_backend()
-        check_output_dir(args.output_dir)
+        check_output_dir(args.output_dir, "--output-dir")
         roots = find_folders(args.data_dir)
         n_images = check_images(roots)
         history, args.saved_models = read_history(args.output_dir, args.image_size)
@@ -540,20 +494,6 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def main_to_stdout() -> int:
-    """main(), with standard output that can fail: a reader that stops reading (`| head`)
-    ends the run quietly, a full device is one line (files are written, and named, by main)."""
-    try:
-        return main()
-    except OSError as exc:
-        if exc.filename is not None:  # a file main() writes: its own error handling
-            raise
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        if not isinstance(exc, BrokenPipeError):
-            print(f"error: cannot write to standard output: {exc.strerror}", file=sys.stderr)
-        return 1
-
-
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.default_int_handler)  # imports done: Ctrl-C raises KeyboardInterrupt, main() handles it
-    sys.exit(main_to_stdout())
+    sys.exit(main_to_stdout(main))
