@@ -53,13 +53,17 @@ def test_system_description_never_raises_without_tools(monkeypatch):
 def test_results_round_trip(tmp_path):
     stats = timing.time_host(lambda: None, repeats=10, warmup=0)
     m = results.measurement("tiny", "noop", "cpu", "kernel", stats, work={"items": 1})
-    path = results.write_results(tmp_path / "r.json", "demo", {"date": "x"}, [m], ["a note"])
+    path = results.write_results(tmp_path / "r.json", "demo", {"date": "x"}, [m], ["a note"],
+                                 variants={"noop": {"label": "no-op", "device": "cpu"}})
     doc = results.load_results(path)
     assert doc["measurements"][0]["variant"] == "noop" and doc["notes"] == ["a note"]
     assert doc["measurements"][0]["calls_per_sample"] == 1
     assert doc["schema"] == results.SCHEMA and doc["code"]["commit"]
     assert doc["quick_check"] is False and doc["partial"] is False
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temporary file left
+
+
+LABELS = {"v": {"label": "V", "device": "cpu"}}  # the registry a results file carries
 
 
 def good_doc() -> dict:
@@ -110,9 +114,9 @@ def test_fewer_than_ten_samples_only_in_a_quick_check(tmp_path):
     stats = timing.Stats(1.0, 1.0, 1.0, 3, "host")
     m = results.measurement("c", "v", "cpu", "kernel", stats)
     with pytest.raises(ValueError):
-        results.write_results(tmp_path / "r.json", "b", {}, [m])
+        results.write_results(tmp_path / "r.json", "b", {}, [m], variants=LABELS)
     assert not (tmp_path / "r.json").exists()  # validated before anything is written
-    results.write_results(tmp_path / "r.json", "b", {}, [m], quick_check=True)
+    results.write_results(tmp_path / "r.json", "b", {}, [m], quick_check=True, variants=LABELS)
 
 
 def test_first_schema_files_are_read_but_not_current():

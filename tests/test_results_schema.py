@@ -60,7 +60,7 @@ def test_there_are_results_files_to_check():
 
 @pytest.fixture
 def loader():
-    from hooks.renderers.run_details import describe_run, load_results  # ROOT is on sys.path
+    from renderers.run_details import describe_run, load_results  # the installed package
 
     return load_results, describe_run
 
@@ -73,7 +73,7 @@ def write(docs: Path, name: str, **flags) -> None:
               "host": {"cpu": "Test CPU", "cores": 2}, "gpus": [], "libraries": {},
               "cuda": {"runtime": "12.6", "nvcc": "12.6", "frameworks": {"torch": "12.4"}}}
     results.write_results(docs / name, "b", system, [m], code={"commit": "a" * 40, "dirty": True},
-                          **flags)
+                          variants={"v": {"label": "V", "device": "cpu"}}, **flags)
 
 
 def test_loader_reads_a_file_and_falls_back_with_a_warning(tmp_path, loader):

@@ -137,7 +137,7 @@ def validate(doc: dict, current: bool = False) -> None:
         quick = doc.get("quick_check", False)
     for i, m in enumerate(doc["measurements"]):
         _check_measurement(i, m, now, quick)
-    if now and (current or "variants" in doc):  # TRANSITION: required once every file has them
+    if now:
         _check_variants(doc)
 
 

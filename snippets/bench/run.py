@@ -207,15 +207,14 @@ def dispatch(argv: list[str]) -> int:
         topics = sorted(d.name for d in SNIPPETS.iterdir() if (d / "benchmark.py").is_file())
         usage = ("usage: run.py TOPIC [options]  (TOPIC: " + ", ".join(topics) + "; "
                  "`run.py TOPIC --help` lists the options)")
-        asked = bool(argv) and argv[0] in ("-h", "--help")
-        try:
-            print(usage, file=sys.stdout if asked else sys.stderr, flush=True)
-        except OSError as exc:  # a full device or a reader gone: one line on stderr, or quiet
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            if not isinstance(exc, BrokenPipeError):
-                print(f"error: cannot write the usage: {exc.strerror}", file=sys.stderr)
+        if not (argv and argv[0] in ("-h", "--help")):
+            print(usage, file=sys.stderr)
+            return 2
+        try:  # the one way the harness writes to stdout (a full device, a reader gone)
+            return 0 if cli.show(usage) else 1
+        except cli.CannotWrite as exc:
+            print(f"error: {exc.strerror}", file=sys.stderr)
             return 1
-        return 0 if asked else 2
     script = SNIPPETS / argv[0] / "benchmark.py"
     if not (argv[0].isidentifier() and script.is_file()):
         print(f"error: no benchmark {argv[0]!r} ({script} does not exist)", file=sys.stderr)
