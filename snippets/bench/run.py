@@ -110,8 +110,13 @@ def previous_run(partial: Path, bench: runner.Benchmark) -> dict:
     return doc
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM ends a run as Ctrl-C does: partial kept, temporaries removed
+
+
 def main(bench: runner.Benchmark, argv: list[str] | None = None) -> int:
     """The command line of a topic's benchmark.py: `sys.exit(run.main(BENCHMARK))`."""
+    signal.signal(signal.SIGTERM, _terminated)
     return cli.run_main(lambda a: _main(bench, a), argv)
 
 
