@@ -3,9 +3,8 @@
 #   OUT=/some/dir bash gpu/run_all.sh array_addition mandelbrot ...
 # Each gpu/<topic>.sh gets an empty RESULTS_DIR; everything ends up in $OUT/results.tgz
 # (plus $OUT/summary.txt). Python wheels found in .whl/ (e.g. numpy 2.4 for numba-cuda,
-# keras, and the project's own wheel, which holds the `bench` harness: build it with
-# `.tools/bin/uv build --wheel -o .whl`) are installed to a private folder first and put on
-# PYTHONPATH. OUT, the topics and the wheels are checked before any work.
+# keras) are installed to a private folder first and put on PYTHONPATH; the `bench` harness is
+# taken from this tree's snippets/bench. OUT, the topics and the wheels are checked before any work.
 # Results files record the git commit of the code. A copied tree without .git cannot tell it,
 # and one whose .git is older than its files names the wrong commit: name it from the checkout
 # that sent the tree, expanded there before the command is sent, e.g.
@@ -35,8 +34,15 @@ fi
 # Several-GPU machines here must keep NVLink multicast off.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1 NUMBA_ENABLE_CUDASIM=0
+# The harness (snippets/bench) from this tree, unless a wheel in .whl/ installed it: a folder
+# holding only a link to it, so no other snippets/ folder (keras/, ...) shadows a real package.
+if ! python3 -c "import bench.runner" 2>/dev/null; then
+    harness=$(mktemp -d /tmp/bench_path.XXXXXX)
+    ln -s "$PWD/snippets/bench" "$harness/bench"
+    export PYTHONPATH=$harness${PYTHONPATH:+:$PYTHONPATH}
+fi
 python3 -c "import bench.runner" 2>/dev/null || {
-    echo "error: the bench harness is not importable: put the project's wheel in .whl/" >&2; exit 2; }
+    echo "error: the bench harness is not importable from snippets/bench (or a wheel in .whl/)" >&2; exit 2; }
 root=$(mktemp -d /tmp/gpu_results.XXXXXX)
 trap 'rm -rf "$root"' EXIT
 nvidia-smi > "$root/nvidia-smi.txt" 2>&1
