@@ -1,0 +1,69 @@
+"""Row-wise softmax with Numba CUDA, built on the block reduction of reduce_numba.py: one block
+per row, the row's max, then the sum of exp(x - max), then the outputs.
+Run: python softmax_numba.py [ROWS COLS]  (no GPU: NUMBA_ENABLE_CUDASIM=1 python ...; needs
+reduce_numba.py and reduce_common.py beside it)"""
+import argparse
+import math
+
+# --8<-- [start:imports]
+import numpy as np
+from numba import cuda
+
+from reduce_numba import MAX, NEG_INF, SUM, ZERO, block_reduce
+# --8<-- [end:imports]
+
+THREADS = 256
+U = 2.0**-24
+
+
+# --8<-- [start:softmax]
+@cuda.jit
+def softmax_rows(x, y):
+    row, t, step = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    m = NEG_INF
+    for j in range(t, x.shape[1], step):
+        m = max(m, x[row, j])
+    m = block_reduce(m, MAX)   # the row's max, in every thread: exp(x - m) <= 1 cannot overflow
+    s = ZERO
+    for j in range(t, x.shape[1], step):  # the row was just read: these loads hit the cache
+        s += math.exp(x[row, j] - m)
+    s = block_reduce(s, SUM)
+    for j in range(t, x.shape[1], step):
+        y[row, j] = math.exp(x[row, j] - m) / s
+# --8<-- [end:softmax]
+
+
+def softmax(d_x, d_y, threads: int = THREADS):
+    softmax_rows[d_x.shape[0], threads](d_x, d_y)
+
+
+# --8<-- [start:check]
+def relative_error_bound(cols: int, spread: float, threads: int = THREADS) -> float:
+    """Per element: the sum's tree (cols/threads serial adds, then log2(threads) levels), plus
+    |x - max| * u from rounding x - max before exp, plus a few roundings (exp's own error of up
+    to 2 ulp, the division), each in units of u = 2^-24."""
+    return (math.ceil(cols / threads) + math.log2(threads) + spread + 4) * U
+
+
+def check(y: np.ndarray, x: np.ndarray, threads: int = THREADS) -> float:
+    """The largest relative error of y against a float64 softmax of x; raises ValueError when
+    it is above the bound."""
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    error = float(np.max(np.abs(y - want) / want))
+    bound = relative_error_bound(x.shape[1], float(np.ptp(x, axis=1).max()), threads)
+    if not error <= bound:
+        raise ValueError(f"softmax off by {error:.3g} (relative), more than its bound {bound:.3g}")
+    return error
+# --8<-- [end:check]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="Check the Numba softmax against float64 NumPy.")
+    parser.add_argument("shape", nargs="*", type=int, default=[2, 100], help="ROWS COLS")
+    rows, cols = parser.parse_args().shape
+    x = np.random.default_rng(0).uniform(-4, 4, (rows, cols)).astype(np.float32)
+    d_y = cuda.device_array_like(x)
+    softmax(cuda.to_device(x), d_y)
+    print(f"OK: {rows} rows of {cols}, largest relative error {check(d_y.copy_to_host(), x):.3g}")
