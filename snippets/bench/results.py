@@ -32,6 +32,10 @@ Schema (``"schema": "gpu-survival-toolkit/results/2"``)::
           "flops": 0,                       # floating-point operations (optional)
           "work": {"pixel_iterations": 1},  # workload-specific units (optional)
           "extra": {"registers": 32},       # anything else worth keeping (optional)
+          "sm_clock": {"median": 1980, "min": 1965, "max": 1980, "readings": 10,
+                       "read": "each sample"},  # GPU rows: NVML's SM clock (MHz) while timed
+          "l2": {"flushed": false, "bytes": 52428800, "fits": false},  # GPU rows: was the L2
+                                            # flushed between samples; do the bytes fit in it
           "error": {"metric": "mismatched_fraction", "value": 0.0}   # correctness, checked first
         }
       ]
@@ -99,6 +103,12 @@ def _check_measurement(i: int, m, current: bool, quick: bool) -> None:
     for key in ("bytes", "flops"):
         if key in m and not (_number(m[key]) and m[key] >= 0):
             raise ValueError(f"{where}: {key} must be a finite number >= 0")
+    clock = m.get("sm_clock")
+    if clock is not None and not (isinstance(clock, dict) and all(
+            _number(clock.get(k)) for k in ("median", "min", "max"))):
+        raise ValueError(f"{where}: sm_clock must hold median, min and max in MHz (or be null)")
+    if "l2" in m and not (isinstance(m["l2"], dict) and m["l2"].get("flushed") in (True, False)):
+        raise ValueError(f"{where}: l2 must say whether it was flushed")
     error = m.get("error")
     if error is not None and not (isinstance(error, dict) and "metric" in error
                                   and "value" in error):

@@ -25,6 +25,7 @@ each benchmark.py ends with `sys.exit(run.main(BENCHMARK))`, so `python benchmar
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from bench import external, results, timing
+from bench import external, gpu_state, results, timing
 
 PHASES = ("kernel", "end_to_end", "compile_first", "compile_cached", "context_init")
 
@@ -144,7 +145,19 @@ def batched(fn: Callable[[], Any], calls: int) -> Callable[[], None]:
 
 def per_call(stats: timing.Stats, calls: int) -> timing.Stats:
     return timing.Stats(stats.median_s / calls, stats.min_s / calls, stats.max_s / calls,
-                        stats.repeats, stats.clock, stats.calls_per_sample * calls)
+                        stats.repeats, stats.clock, stats.calls_per_sample * calls, stats.sm_clock)
+
+
+def gpu_conditions(stats: timing.Stats, readings: list[int], fields: dict) -> dict:
+    """What a GPU measurement records of the card's state: the SM clock while its samples ran
+    (read at each sample for event timings, else sampled by a thread) and the L2: never flushed
+    between samples, so a problem whose bytes fit in the L2 is timed with a warm cache."""
+    clock = stats.sm_clock or gpu_state.clock_record(readings, "every 5 ms")
+    l2 = gpu_state.l2_bytes()
+    moved = fields.get("bytes")
+    return {"sm_clock": clock,
+            "l2": {"flushed": False, "bytes": l2,
+                   "fits": None if l2 is None or not moved else moved <= l2}}
 
 
 FAILED = re.compile(r"^\S+/\S+ failed\b")
@@ -170,7 +183,9 @@ def measure_external(bench: Benchmark, case: str, variant: str, params: dict, re
                      output: Callable[[], str]) -> tuple[list[dict], str]:
     """Run a variant timed outside Python and turn its `BENCH` records into measurements."""
     try:
-        records = external.parse(output())
+        with gpu_state.Sampler() as sampler:
+            text = output()
+        records = external.parse(text)
     except (OSError, subprocess.SubprocessError, ValueError, RuntimeError) as exc:
         return [], f"{case}/{variant} failed: its program gave no usable figures ({_one_line(exc)})"
     bad = [f"{r['variant']} {r['phase']}: {r['error']['metric']} = {r['error']['value']}"
@@ -189,6 +204,8 @@ def measure_external(bench: Benchmark, case: str, variant: str, params: dict, re
             return [], (f"{case}/{variant} failed: its program reported variant {r['variant']!r}, "
                         "which the registry does not name")
         device = bench.device(r["variant"])
+        if device == "gpu":
+            fields.update(gpu_conditions(stats, sampler.readings, fields))
         found.append(results.measurement(case, r["variant"], device, r["phase"], stats, **fields))
     return found, ""
 
@@ -233,11 +250,16 @@ def measure_variant(bench: Benchmark, case: str, variant: str, params: dict, ref
         else:
             one = timing.time_once(fn)
         calls = calls_per_sample(one, min_sample_s)
-        stats = _time(fn, calls, clock, repeats, warmup if one < 1.0 else 0)  # slow: warm already
+        # Event timings read the clock at each sample; host-clock GPU timings need a sampler.
+        sampler = gpu_state.Sampler() if device == "gpu" and clock == "host" else None
+        with sampler or contextlib.nullcontext():
+            stats = _time(fn, calls, clock, repeats, warmup if one < 1.0 else 0)  # slow: warm
+        more = (gpu_conditions(stats, sampler.readings if sampler else [], extra)
+                if device == "gpu" else {})
         found.append(results.measurement(
             case, variant, device, phase, stats, params=params, calls_per_sample=calls,
             error={k: v for k, v in checks.get(phase, checks["end_to_end"]).items() if k != "ok"},
-            **extra))
+            **extra, **more))
     return found, ""
 
 
@@ -377,6 +399,11 @@ def run_benchmark(bench: Benchmark, cases: list[str], variants: list[str] | None
             measurements += found
             if on_progress:
                 on_progress(measurements, notes, completed)
+        warm = {m["variant"] for m in measurements
+                if m["case"] == case and (m.get("l2") or {}).get("fits")}
+        if warm:
+            note(f"{case}: its data fit in the GPU's L2 cache, which is not flushed between "
+                 f"samples: the times of {', '.join(sorted(warm))} are warm-cache times")
         if after_case:
             after_case(measurements, notes)
     every = [v for v in usable(variants or bench.runnable()) if v in bench.compiled]

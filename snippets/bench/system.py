@@ -17,6 +17,8 @@ import shutil
 import subprocess
 import sys
 
+from bench import gpu_state
+
 LIBRARIES = ("numpy", "numba", "numba-cuda", "cuda-python", "cuda-bindings", "cupy-cuda12x",
              "cupy-cuda13x", "tensorflow", "keras", "jax", "jaxlib", "jax-cuda12-plugin",
              "torch", "pyopencl", "pocl-binary-distribution", "nvidia-cuda-runtime-cu12",
@@ -140,6 +142,7 @@ def describe_system(check_cuda: bool = True) -> dict:
         "command": shlex.join([os.path.basename(sys.executable), *sys.argv]),
         "host": {"os": platform.platform(), "cpu": cpu_model(), "cores": usable_cores()},
         "gpus": gpus(),
+        "gpu_settings": gpu_state.settings(),  # as found: the harness never changes them
         "cuda": {**(cuda_versions() if check_cuda else {"driver": None, "runtime": None,
                                                           "note": "not checked"}),
                  "nvcc": nvcc_version(), "frameworks": framework_cuda()},

@@ -5,7 +5,8 @@ itself (for example by copying the result back or synchronising). `time_events` 
 work with CUDA events recorded on the stream around the call; `time_cuda`, `time_cupy` and
 `time_torch` give it the events of Numba, CuPy and PyTorch. `time_opencl` reads OpenCL
 profiling events. `summarize` turns samples taken elsewhere (a CUDA C binary) into `Stats`.
-Every `Stats` is per call and says how many calls each sample timed (`calls_per_sample`).
+Every `Stats` is per call and says how many calls each sample timed (`calls_per_sample`);
+event timings also carry the SM clock read at each sample (`sm_clock`, see `gpu_state`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import statistics
 import time
 from dataclasses import asdict, dataclass
 from typing import Callable
+
+from bench import gpu_state
 
 MIN_REPEATS = 10
 
@@ -26,6 +29,7 @@ class Stats:
     repeats: int
     clock: str  # "host", "cuda-event", "opencl-event", "cuda-event (external)", ...
     calls_per_sample: int = 1  # calls timed together in one sample (the figures are per call)
+    sm_clock: dict | None = None  # GPU timings: the SM clock while the samples ran (gpu_state)
 
     @property
     def spread(self) -> float:
@@ -33,7 +37,10 @@ class Stats:
         return self.max_s / self.min_s if self.min_s > 0 else float("inf")
 
     def to_dict(self) -> dict:
-        return asdict(self) | {"spread": round(self.spread, 4)}
+        out = asdict(self) | {"spread": round(self.spread, 4)}
+        if out["sm_clock"] is None:
+            del out["sm_clock"]
+        return out
 
 
 def summarize(samples: list[float], clock: str, calls_per_sample: int = 1) -> Stats:
@@ -78,16 +85,19 @@ def time_events(fn: Callable[[], object], new_event: Callable[[], object],
     for _ in range(warmup):
         fn()
     synchronize()
-    samples = []
+    samples, clocks = [], []
     for _ in range(repeats):
         start, end = new_event(), new_event()
         start.record()
         for _ in range(calls):
             fn()
         end.record()
+        clocks.append(gpu_state.sm_clock_mhz())  # read while the sample's work is queued
         end.synchronize()
         samples.append(elapsed_ms(start, end) / 1e3 / calls)  # ms -> s, per call
-    return summarize(samples, "cuda-event", calls)
+    stats = summarize(samples, "cuda-event", calls)
+    stats.sm_clock = gpu_state.clock_record(clocks, "each sample")
+    return stats
 
 
 def time_cuda(fn: Callable[[], object], repeats: int = MIN_REPEATS, warmup: int = 2,
