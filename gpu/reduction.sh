@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reductions on a GPU machine: the CUDA C build report, the benchmark runner (two rounds of every
 # sum against the read-only kernels, the softmax against a copy) and, with REDUCE_NCU=1, Nsight
-# Compute on four CUDA C kernels. Writes into $RESULTS_DIR:
+# Compute on five CUDA C kernels. Writes into $RESULTS_DIR:
 #   reduction-h200.json    results file           (-> docs/data/reduction-h200.json)
 #   reduction-run.txt      what the runner printed
 #   reduction-build.txt    nvcc -Xptxas -v: registers, shared memory, spills per kernel
@@ -19,12 +19,13 @@ timeout 120 nvcc -O3 -arch=sm_90 -Xptxas -v -o build/reduce snippets/reduction/r
     > "$RESULTS_DIR/reduction-build.txt" 2>&1 || { status=1; cat "$RESULTS_DIR/reduction-build.txt"; }
 
 if [ "${REDUCE_NCU:-0}" = 1 ]; then
-    step "Nsight Compute: shared tree, float4 sum, one pass, read-only (2^26 floats)"
-    timeout 120 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
-        --section LaunchStats --section Occupancy \
-        -k regex:'sum_shared|sum_vector|sum_one_pass|read_vector' -c 4 ./build/reduce 67108864 10 \
-        > "$RESULTS_DIR/reduction-ncu.txt" 2>&1 || status=1
-    grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|error" \
+    step "Nsight Compute: one launch of each of five kernels (2^25 floats)"
+    for kernel in sum_shared sum_shuffle sum_vector sum_one_pass read_one_float4; do
+        timeout 60 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
+            --section LaunchStats --section Occupancy -k "regex:^$kernel" -c 1 \
+            ./build/reduce 33554432 10 >> "$RESULTS_DIR/reduction-ncu.txt" 2>&1 || status=1
+    done
+    grep -E "^  [a-z_0-9]+\(|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|error" \
         "$RESULTS_DIR/reduction-ncu.txt" | head -40
 fi
 

@@ -51,13 +51,15 @@ VARIANTS = {
                                   runs=False),
     "cupy_sum": Variant("CuPy `cp.sum`", group="library"),
     "torch_sum": Variant("PyTorch `torch.sum`", group="library"),
-    "numba_softmax": Variant("Numba softmax, one block per row", group="softmax"),
+    "numba_softmax": Variant("Numba softmax, one block per row, three passes", group="softmax"),
+    "numba_softmax_held": Variant("Numba softmax, one block per row, row held in registers",
+                                  group="softmax"),
     "torch_softmax": Variant("PyTorch `torch.softmax`", group="softmax"),
     "torch_copy": Variant("PyTorch `copy_` of the matrix", group="copy"),
 }
 SUMS = tuple(k for k, v in VARIANTS.items() if v.runs and v.group not in ("softmax", "copy"))
 NUMBA = tuple(k for k in SUMS if k.startswith("numba_"))
-SOFTMAX = ("numba_softmax", "torch_softmax", "torch_copy")
+SOFTMAX = ("numba_softmax", "numba_softmax_held", "torch_softmax", "torch_copy")
 CASES = {
     "smoke": Case({"n": 1027}, variants=NUMBA, default=False),
     "gpu-1": Case({"n": LARGE}, variants=SUMS),
@@ -111,7 +113,7 @@ def check(variant: str, result, ref: dict) -> dict:
         return {"metric": "mismatched_elements", "value": wrong, "ok": wrong == 0}
     if group == "softmax":
         try:
-            threads = softmax_numba.THREADS if variant == "numba_softmax" else 1  # 1: any order
+            threads = softmax_numba.THREADS if variant.startswith("numba") else 1  # 1: any order
             return {"metric": "max_relative_error", "value": softmax_numba.check(
                 np.asarray(result), ref["x"], threads), "ok": True}
         except ValueError as exc:
@@ -160,12 +162,12 @@ def on_device(x, put, work, get) -> Prepared:
 def setup_numba(variant: str, x) -> Prepared:
     from numba import cuda
 
-    if variant == "numba_softmax":
+    if variant.startswith("numba_softmax"):
         import softmax_numba
 
         def soft(d_x):
             d_y = cuda.device_array_like(d_x)
-            softmax_numba.softmax(d_x, d_y)
+            softmax_numba.softmax(d_x, d_y, held=variant.endswith("_held"))
             return d_y
         return on_device(x, cuda.to_device, soft, lambda d: d.copy_to_host())
     import reduce_numba
