@@ -165,8 +165,12 @@ def setup_numba(variant: str, x) -> Prepared:
     if variant.startswith("numba_softmax"):
         import softmax_numba
 
+        outputs = {}  # one output per input shape, allocated once: Numba has no caching allocator
+
         def soft(d_x):
-            d_y = cuda.device_array_like(d_x)
+            if d_x.shape not in outputs:
+                outputs[d_x.shape] = cuda.device_array(d_x.shape, np.float32)
+            d_y = outputs[d_x.shape]
             softmax_numba.softmax(d_x, d_y, held=variant.endswith("_held"))
             return d_y
         return on_device(x, cuda.to_device, soft, lambda d: d.copy_to_host())
