@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from numba import cuda  # module level: the CUDA simulator swaps this name inside kernels
 
-from helpers import HAS_GPU, SNIPPETS, load_benchmark, load_snippet
+from helpers import HAS_GPU, ROOT, SNIPPETS, load_benchmark, load_snippet
 
 common = load_snippet("reduction/reduce_common.py")
 lesson = load_snippet("reduction/reduce_numba.py")
@@ -148,3 +148,51 @@ def test_cuda_c_on_the_gpu(cuda_binary):
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert "OK: every sum within its bound" in out.stdout
+
+
+# ---------------------------------------------------------------- the committed results
+
+def committed(name: str) -> dict:
+    from bench.results import load_results
+
+    path = ROOT / "docs/data" / name
+    if not path.is_file():
+        pytest.skip(f"docs/data/{name} is not measured yet")
+    return load_results(path)
+
+
+def test_committed_sums_are_within_their_bounds():
+    doc = committed("reduction-h200.json")
+    checked = 0
+    for m in (m for m in doc["measurements"] if m.get("error", {}).get("metric") == "abs_error"):
+        bound = m["error"].get("bound", m.get("extra", {}).get("bound"))
+        if bound is not None:
+            assert m["error"]["value"] <= bound, (m["case"], m["variant"])
+            checked += 1
+    assert checked >= 10
+
+
+@pytest.mark.parametrize("toolkit", ["cuda_c", "numba"])
+def test_committed_best_sum_reaches_the_bar_of_the_read_ceiling_in_every_round(toolkit):
+    # Issue 34's bar: the best sum at >= 90 % of the fastest read-only kernel of its round.
+    from bench.results import share_of_best
+
+    ratios = share_of_best(committed("reduction-h200.json"), "read")
+    for case in ("gpu-1", "gpu-2"):
+        best = max(ratios[case][f"{toolkit}_{step}"] for step in ("vector", "one_pass"))
+        assert best >= 0.90, (case, toolkit, best)
+
+
+def test_renderers_show_every_step_and_every_fp8_row():
+    import renderers
+
+    docs = ROOT / "docs"
+    table = renderers.get("reduction_table")(docs, "data/reduction-h200.json", case="gpu-1",
+                                             predictions="data/reduction-predictions.csv")
+    steps = [line.split("|")[1].strip() for line in table.splitlines()[2:]]
+    assert sorted(s for s in steps if s != "–") == ["1", "1", "2", "2", "3", "3", "4", "4", "5", "5"]
+    assert "atomic adds to one address" in table  # step 1's prediction, from the CSV
+    fp8_rows = renderers.get("fp8_table")(docs, "data/fp8-h200.json").splitlines()[2:]
+    assert len(fp8_rows) == 9
+    value = renderers.get_value("reduction.figure")
+    assert value(docs, "data/reduction-h200.json", "gpu-1", "ceiling", "pct") == "100&nbsp;%"
