@@ -18,9 +18,7 @@ import sys
 CANDIDATES = [(128, 128, 8, 64, 32, 2, 2, 4, 4, 2),     # the published tiles
               (128, 128, 16, 64, 32, 2, 2, 4, 4, 2),
               (128, 128, 16, 64, 64, 2, 2, 8, 4, 2),
-              (128, 256, 16, 64, 64, 1, 2, 8, 8, 1),    # the CUDA C kernel's tiles
-              (128, 256, 8, 64, 64, 1, 2, 8, 8, 1),
-              (256, 128, 16, 64, 64, 1, 2, 8, 8, 1)]
+              (128, 256, 16, 64, 64, 1, 2, 8, 8, 1)]    # the CUDA C kernel's tiles
 
 CHILD = r"""
 import json, statistics, sys

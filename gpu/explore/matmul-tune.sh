@@ -16,11 +16,11 @@ nvcc -O3 -arch=sm_90a -Xptxas -v -DWITH_CUBLAS -o "$b/sgemm" snippets/matmul/sge
     2> "$r/matmul-build.txt" &
 build=$!
 echo "## Numba warp tile at other tiles (4096^3), while nvcc builds"
-timeout 150 python3 gpu/explore/matmul-numba-tiles.py 4096 | tee "$r/numba-tiles.jsonl"
+timeout 90 python3 gpu/explore/matmul-numba-tiles.py 4096 | tee "$r/numba-tiles.jsonl"
 wait $build || { tail -20 "$r/matmul-build.txt"; exit 1; }
 echo "## the runner: every size, tuning instances"
 MATMUL_TUNE=1 MATMUL_SGEMM="$b/sgemm" TRITON_PRINT_AUTOTUNING=1 TRITON_CACHE_DIR="$r/triton-cache" \
-    timeout 330 python3 snippets/bench/run.py matmul --compile-runs 0 \
+    timeout 210 python3 snippets/bench/run.py matmul --compile-runs 0 \
     --variants cuda_c,torch/cublas_fp32,numba/warptile,torch/cublas_bf16,triton,triton_tma \
     --output "$r/matmul-tune-h200.json" 2>&1 | tee "$r/matmul-tune-log.txt"
 echo "## Triton TMA kernel: PTX and SASS"
@@ -40,9 +40,9 @@ for f in $(find "$r/triton-cache" -name 'matmul_tma_kernel.cubin.sass' | head -2
 done
 echo "## Nsight Compute: Numba warp tile and the same tiles in CUDA C, 4096^3"
 m='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio|smsp__issue_active.avg.per_cycle_active|smsp__inst_executed.sum|launch__registers_per_thread|sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active|l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum'
-timeout 100 ncu --clock-control none --metrics "$m" -k regex:warptile -c 1 \
+timeout 60 ncu --clock-control none --metrics "$m" -k regex:warptile -c 1 \
     python3 snippets/matmul/sgemm_numba.py --kernel warptile 4096 > "$r/matmul-ncu-numba.txt" 2>&1
-timeout 60 ncu --clock-control none --metrics "$m" -k regex:sgemm_warptile -c 1 "$b/sgemm" \
+timeout 40 ncu --clock-control none --metrics "$m" -k regex:sgemm_warptile -c 1 "$b/sgemm" \
     --kernel wt_128x128x8_64x32_2x2_4x4_256_2_g1_k1 --repeats 10 --budget 0.001 4096 \
     >> "$r/matmul-ncu-numba.txt" 2>&1
 grep -E "warptile|ratio|issue_active|inst_executed|registers|pct_of|local" "$r/matmul-ncu-numba.txt" | cut -c1-150

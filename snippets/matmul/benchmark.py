@@ -32,8 +32,8 @@ import sgemm_numba as sg  # the teaching file beside this one (this script's own
 
 # --8<-- [start:register]
 SIZES = {"1024": (1024, 1024, 1024), "2048": (2048, 2048, 2048), "4096": (4096, 4096, 4096),
-         "8192": (8192, 8192, 8192),
-         "odd": (3001, 4099, 2053)}  # odd: no dimension a multiple of a tile or of 4
+         "odd": (3001, 4099, 2053),  # odd: no dimension a multiple of a tile or of 4
+         "8192": (8192, 8192, 8192)}
 BIG = 8192  # at this size only the last kernel of each kind runs (and cuBLAS)
 # Triton takes torch tensors (also in its interpreter): without both, its variant is left out.
 HAVE_TRITON = all(importlib.util.find_spec(name) for name in ("torch", "triton"))
