@@ -71,7 +71,8 @@ print(json.dumps({"tiles": CFG, "size": n, "rel_err": err, "numba_s": t_mine,
 if __name__ == "__main__":
     size = int(sys.argv[1]) if len(sys.argv) > 1 else 4096
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "snippets", "matmul")
-    env = {**os.environ, "PYTHONPATH": os.path.abspath(here)}
+    path = [os.path.abspath(here), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
     for cfg in CANDIDATES:
         code = CHILD.replace("CFG", repr(cfg)).replace("SIZE", str(size))
         proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,

@@ -20,6 +20,7 @@ tile sizes autotuned per size (`--tma` checks it; GPU only).
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import sys
@@ -140,16 +141,22 @@ def padded_bf16(x):
     return out[:, :cols]
 
 
+@functools.cache
+def gpu_setup(device) -> int:
+    """The SM count of a GPU; also gives Triton the allocator for the scratch memory in which
+    the kernel makes its tensor descriptors (once per process: it costs time on every call)."""
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
+                                                                 device=device))
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
 def matmul_tma_into(a, b, c) -> None:
     """c = a @ b on the GPU: a (M x K) and b.T (N x K) BF16 with unit stride along K and rows
     16-byte aligned (padded_bf16 makes them), c FP32 (M x N) with unit column stride."""
     (m, k), n = a.shape, b.shape[1]
     if a.stride(1) != 1 or b.stride(0) != 1 or c.stride(1) != 1:
         raise ValueError("a and b.T must be contiguous along K, c along N")
-    sms = torch.cuda.get_device_properties(a.device).multi_processor_count
-    # The descriptors are made on the device, in a scratch buffer Triton asks for here.
-    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
-                                                                 device=a.device))
+    sms = gpu_setup(a.device)
 
     def grid(meta):
         return (min(sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)

@@ -166,18 +166,23 @@ void launch_warptile(int M, int N, int K, const float *A, const float *B, float 
 }
 
 // --8<-- [start:auto]
-// The published FP32 kernel: one block of 8 warps per SM, each warp 64x64 results. The wave
-// model (common.cuh) picks, for each size, the block tile (128x256 or 256x128: the one that
-// leaves fewer block slots idle) and the split of K (so that small sizes fill every SM).
+// The published FP32 kernel: 8 warps of 64x64 results per SM, in one of three block tiles chosen
+// per size by the wave model (common.cuh), with the choices of the tuning run:
+// - 128x256 tiles fill less than half the block slots (1024^3: 32 tiles for 132 SMs): 128x128
+//   tiles, two blocks per SM, and K split so that the blocks fill the slots;
+// - otherwise 256x128 tiles if they leave fewer slots idle in the last wave than 128x256
+//   (3001x4099x2053: exactly 3 waves against 3.09), else 128x256.
 inline void launch_warptile_auto(int M, int N, int K, const float *A, const float *B, float *C) {
-    const long slots = sm_count();  // one block per SM
+    const long slots = sm_count();  // one block per SM for the big tiles
     const long wide = (long)CEIL_DIV(M, 128) * CEIL_DIV(N, 256);
     const long tall = (long)CEIL_DIV(M, 256) * CEIL_DIV(N, 128);
-    if (wave_use(tall, slots) > wave_use(wide, slots) + 0.02)
-        run_warptile<256, 128, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1>(
-            choose_split(tall, slots, K, 4, 256), M, N, K, A, B, C);
+    const long small = (long)CEIL_DIV(M, 128) * CEIL_DIV(N, 128);
+    if (wave_use(wide, slots) < 0.5)
+        run_warptile<128, 128, 16, 64, 64, 2, 2, 8, 4, 128, 2, 1>(
+            choose_split(small, 2 * slots, K, 4, 256), M, N, K, A, B, C);
+    else if (wave_use(tall, slots) > wave_use(wide, slots) + 0.02)
+        run_warptile<256, 128, 16, 64, 64, 1, 4, 8, 4, 256, 1, 1>(1, M, N, K, A, B, C);
     else
-        run_warptile<128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1>(
-            choose_split(wide, slots, K, 4, 256), M, N, K, A, B, C);
+        run_warptile<128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1>(1, M, N, K, A, B, C);
 }
 // --8<-- [end:auto]

@@ -224,11 +224,3 @@ void launch_wgmma(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __
                   int ldb, float *C) {
     run_wgmma<STAGES, GROUP, IN_FLIGHT>(SPLIT, M, N, K, A, lda, Bt, ldb, C);
 }
-
-// The published wgmma kernel: 4 stages, tile rows in groups of 8, no group left in flight (the
-// tuning run's choice), and the split of K that the wave model picks for the size.
-inline void launch_wgmma_auto(int M, int N, int K, const __nv_bfloat16 *A, int lda,
-                              const __nv_bfloat16 *Bt, int ldb, float *C) {
-    const long tiles = (long)CEIL_DIV(M, hopper::BM) * CEIL_DIV(N, hopper::BN);
-    run_wgmma<4, 8, 0>(choose_split(tiles, sm_count(), K, 4, 256), M, N, K, A, lda, Bt, ldb, C);
-}
