@@ -1,6 +1,5 @@
-"""The matrix-multiplication pages: every kernel against cuBLAS timed in the same process, from a
-results file (labels from its `variants`), the tuning run's file, the build report, the Numba
-tile exploration (JSON lines) and Nsight Compute's metrics."""
+"""The matrix-multiplication pages: every kernel against cuBLAS timed in the same process (results
+files, labels from their `variants`), the build report, Numba's tile exploration, ncu metrics."""
 
 from __future__ import annotations
 
@@ -11,30 +10,25 @@ from pathlib import Path
 from . import markdown_table, read_csv, renderer, svg_figure, value
 from .run_details import label, load
 
-# The yardstick of each variant: cuBLAS in the same process, in the variant's precision. The
-# CUDA C binary times its own cuBLAS calls; Numba and Triton are compared with cuBLAS through
-# PyTorch, timed in the Python runner just before them.
+# The yardstick of each variant: cuBLAS in the same process and precision: the CUDA C binary's
+# own calls; for Numba and Triton, cuBLAS through PyTorch timed by the runner just before them.
 BASE = {"fp32": "cublas_fp32", "bf16": "cublas_bf16"}
-SAME_PROCESS = {"numba/": "torch/cublas_fp32", "triton": "torch/cublas_bf16"}
+SAME_PROCESS = {"numba/": ("fp32", "torch/cublas_fp32"), "triton": ("bf16", "torch/cublas_bf16")}
 # The last kernel of each kind, as the share chart shows them: (variant, precision).
 FINAL = [("cuda_c/warptile", "fp32"), ("numba/warptile", "fp32"), ("cuda_c/tensor_core", "bf16"),
          ("cuda_c/wgmma", "bf16"), ("triton", "bf16"), ("triton_tma", "bf16")]
 
-# Tile sizes of the GPU builds (kernels/*.cuh and sgemm_numba_tiles.py; tests/test_matmul.py
-# checks them): block tile BM x BN and per-thread tile TM x TN (the warp tile: all sub-tiles of
-# a lane together); warptile: the 128x256 tile of the large sizes.
+# Block tile BM x BN and per-thread tile TM x TN of the GPU builds (tests/test_matmul.py checks
+# them); warptile: the 128x256 tile of the large sizes, all sub-tiles of a lane together.
 TILES = {"naive": None, "coalesced": None, "smem": (32, 32, 1, 1),
          "blocktile_1d": (64, 64, 8, 1), "blocktile_2d": (128, 128, 8, 8),
          "vectorized": (128, 128, 8, 8), "warptile": (128, 256, 8, 16)}
 
 
 def intensity(kernel: str) -> tuple[float, float | None]:
-    """(FLOP per byte the kernel loads from global memory, FLOP per byte read from shared).
-
-    A BM x BN block tile loads (BM + BN) floats per step along K for 2 * BM * BN FLOP; a
-    TM x TN thread tile reads TM + TN floats from shared memory for 2 * TM * TN FLOP. Without
-    tiles, each multiply-add loads two floats.
-    """
+    """(FLOP per byte loaded from global memory, FLOP per byte read from shared): a BM x BN tile
+    loads BM + BN floats per step along K for 2 BM BN FLOP; a TM x TN thread tile reads TM + TN
+    floats from shared memory for 2 TM TN FLOP; untiled, each multiply-add loads two floats."""
     tiles = TILES[kernel]
     if tiles is None:
         return 2 / 8, None
@@ -72,23 +66,25 @@ def tflops(m: dict) -> float:
 
 
 def base_of(variant: str, of: str) -> str:
-    return next((b for p, b in SAME_PROCESS.items() if variant.startswith(p)), BASE[of])
+    return next((b for p, (o, b) in SAME_PROCESS.items() if variant.startswith(p) and o == of),
+                BASE[of])
 
 
-def rate(ix: dict, variant: str, case: str, of: str = "fp32") -> tuple[float, float] | None:
-    """(TFLOP/s, fraction of cuBLAS in precision `of`, same process, same case) or None."""
+def rate(ix: dict, variant: str, case: str, of: str = "fp32") -> tuple | None:
+    """(TFLOP/s, fraction of cuBLAS in precision `of` (same process and case), seconds)."""
     m, ref = ix.get((variant, case)), ix.get((base_of(variant, of), case))
     if m is None or ref is None:
         return None
-    return tflops(m), ref["median_s"] / m["median_s"]
+    return tflops(m), ref["median_s"] / m["median_s"], m["median_s"]
 
 
-def shown(r: tuple[float, float] | None, show: str, digits: str, what: str) -> str:
-    """A rate as TFLOP/s (show=tflops), % of cuBLAS (pct) or a multiple of cuBLAS (times)."""
+def shown(r: tuple | None, show: str, digits: str, what: str) -> str:
+    """A rate as TFLOP/s (show=tflops), % of cuBLAS (pct), a multiple of cuBLAS (times) or the
+    time of one call in microseconds (us)."""
     if r is None:
         raise ValueError(f"no {what} (with its cuBLAS run)")
     return {"tflops": f"{r[0]:.{digits}f}", "pct": f"{100 * r[1]:.{digits}f} %",
-            "times": f"{r[1]:.{digits}f}×"}[show]
+            "times": f"{r[1]:.{digits}f}×", "us": f"{1e6 * r[2]:.{digits}f}"}[show]
 
 
 @value("matmul.rate")
@@ -138,29 +134,24 @@ def matmul_table(docs_dir: Path, path: str, lang: str = "", variants: str = "",
 
 
 @renderer("matmul_share_chart")
-def matmul_share_chart(docs_dir: Path, path: str) -> str:
+def matmul_share_chart(docs_dir: Path, path: str, alt: str, caption: str) -> str:
     import matplotlib.pyplot as plt
 
     doc = load(docs_dir, path)
     ix, cs = index(doc), cases(doc)
     fig, ax = plt.subplots(figsize=(8.5, 4.4))
-    xs = range(len(cs))
     for i, (variant, of) in enumerate(FINAL):
         ys = [100 * r[1] if (r := rate(ix, variant, c, of)) else float("nan") for c in cs]
-        ax.plot(xs, ys, marker="os^vDP"[i], linestyle="-" if of == "fp32" else "--",
+        ax.plot(range(len(cs)), ys, marker="os^vDP"[i], linestyle="-" if of == "fp32" else "--",
                 label=f"{label(doc, variant)} ({of.upper()})")
     ax.axhline(100, color="black", linewidth=2)
-    ax.set_xticks(list(xs), list(cs.values()))
+    ax.set_xticks(range(len(cs)), list(cs.values()))
     ax.set_ylim(0, 130)
     ax.set_ylabel("% of cuBLAS, same precision, same process")
     ax.grid(True, alpha=0.3)
     fig.legend(*ax.get_legend_handles_labels(), loc="upper center", bbox_to_anchor=(0.5, 0.0),
                ncol=2, frameon=False)
-    gpu = (doc["system"].get("gpus") or [{"name": "no GPU"}])[0]["name"]
-    return svg_figure(fig, alt=f"Share of cuBLAS of the last kernel of each kind against matrix "
-                               f"size on {gpu}", caption=f"Share of cuBLAS against size, {gpu}: "
-                      "the last kernel of each kind, against cuBLAS in its precision timed in the "
-                      "same process (black line: cuBLAS). Beyond 100 %: faster than cuBLAS.")
+    return svg_figure(fig, alt=alt, caption=caption)
 
 
 @renderer("matmul_tuning")
@@ -206,7 +197,7 @@ def matmul_library(docs_dir: Path, path: str) -> str:
 
 @value("matmul.error_ratio")
 def error_ratio(docs_dir: Path, path: str, variant: str, bound: str) -> str:
-    """The smallest (bound=min) or largest (max) error of a variant over the FP32 error, all sizes."""
+    """The smallest (bound=min) or largest (max) error of a variant over FP32's, all sizes."""
     rs = [r for (v, _), r in error_ratios(load(docs_dir, path)).items() if v == variant]
     if not rs:
         raise ValueError(f"{path} has no {variant} with a cuBLAS FP32 run beside it")
@@ -274,8 +265,7 @@ def matmul_build(docs_dir: Path, build: str, kernels: str) -> str:
 def matmul_numba_tiles(docs_dir: Path, path: str) -> str:
     """One row per candidate of gpu/explore/matmul-numba-tiles.py (JSON lines)."""
     rows = []
-    for line in (docs_dir / path).read_text().splitlines():
-        r = json.loads(line)
+    for r in map(json.loads, (docs_dir / path).read_text().splitlines()):
         bm, bn, bk, wm, wn, wmi, wni, tm, tn, per_sm = r["tiles"]
         tiles = f"{bm}×{bn}×{bk}, warps {wm}×{wn}, {wmi * tm}×{wni * tn} a lane, {per_sm} a SM"
         rows.append([tiles, "failed: " + r["failed"].splitlines()[-1][:80]] if "failed" in r else
@@ -307,13 +297,16 @@ def ncu_profiles(text: str) -> list[tuple[str, dict[str, float]]]:
 @value("matmul.ncu")
 def ncu_value(docs_dir: Path, path: str, kernel: str, metric: str, per: str = "",
               scale: str = "1", digits: str = "0") -> str:
-    """A counter of a kernel's last profiled launch (over another counter of it: per=), / scale."""
-    prof = {name.removeprefix("sgemm_"): m for name, m in ncu_profiles((docs_dir / path).read_text())}
+    """A counter of a kernel's last profiled launch (over another counter of it: per=) / scale."""
+    prof = {n.removeprefix("sgemm_"): m for n, m in ncu_profiles((docs_dir / path).read_text())}
     try:
         v = prof[kernel][metric] / (prof[kernel][per] if per else 1)
     except KeyError as exc:
         raise ValueError(f"{path} lacks {exc} (ncu failed?)") from None
     return f"{v / float(scale):,.{digits}f}"
+
+
+STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 
 
 @renderer("matmul_stalls")
@@ -327,7 +320,7 @@ def matmul_stalls(docs_dir: Path, ncu: str, stalls: str, names: str) -> str:
     rows = []
     for row in read_csv(docs_dir, stalls):
         key = row["stall"]
-        metric = key if "__" in key else f"smsp__average_warps_issue_stalled_{key}_per_issue_active.ratio"
+        metric = key if "__" in key else STALL.format(key)
         cells = [p.get(metric) for p in profiles[:len(heads)]]
         if any(c is not None for c in cells):
             rows.append([f"`{key.split('__')[-1] if '__' in key else key}`", row["meaning"],
