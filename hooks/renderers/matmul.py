@@ -142,8 +142,9 @@ def matmul_share_chart(docs_dir: Path, path: str, alt: str, caption: str) -> str
     fig, ax = plt.subplots(figsize=(8.5, 4.4))
     for i, (variant, of) in enumerate(FINAL):
         ys = [100 * r[1] if (r := rate(ix, variant, c, of)) else float("nan") for c in cs]
+        name = label(doc, variant)
         ax.plot(range(len(cs)), ys, marker="os^vDP"[i], linestyle="-" if of == "fp32" else "--",
-                label=f"{label(doc, variant)} ({of.upper()})")
+                label=name if of.upper() in name else f"{name} ({of.upper()})")
     ax.axhline(100, color="black", linewidth=2)
     ax.set_xticks(range(len(cs)), list(cs.values()))
     ax.set_ylim(0, 130)
