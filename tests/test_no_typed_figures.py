@@ -6,8 +6,9 @@ Every number a reader reads on a rendered page must be one of:
    `{{ name }}` figure in `<span data-rendered>` and a `<!-- render -->` block in
    `<div data-rendered>`); a notebook cell whose outputs are re-derived from the results file by
    the notebook test carries the tag `rendered` (nbconvert's class `celltag_rendered`);
-2. **cited**: in a sentence (or a table row) with a footnote reference, or in a footnote that links
-   its source;
+2. **cited**: in a sentence (or a table row) with a footnote reference or with a linked source and
+   its date ("([NVIDIA's list](https://...), as of 2026-12-01)"), or in a footnote that links its
+   source (an address, or a page or data file of this site);
 3. **allowed**: covered by one of the few patterns in ALLOW below, each a kind of number that is
    not a measurement (a year, a version, a size, ...).
 
@@ -48,10 +49,12 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 PAGES = sorted([*DOCS.rglob("*.md"), *DOCS.rglob("*.ipynb")])
 FOOTNOTE = "\ue000"  # stands for a footnote reference in a block's text
+LINK = "\ue001"  # stands for a link in a block's text
+AS_OF = re.compile(r"\b(?:as of|read|retrieved|accessed)\s+(?:\w+\s+)?(?:19|20)\d\d\b|\b(?:19|20)\d\d-\d\d\b")
 
 # A number: digits not glued to a name (H200, sm_90, float4 and x86-64 are names), with an
 # optional sign, currency, thousands separators and decimals.
-NUMBER = re.compile(r"(?<![\w.^:])(?<!\w-)[$€£]?[-+−]?\d+(?:[,\u202f]\d{3})*(?:\.\d+)?")
+NUMBER = re.compile(r"(?<![\w.^:])(?<!\w-)[$€£]?[-+−]?\d+(?:[,\u202f]\d{3})*(?:\.\d+)?(?:[eE][-+−]?\d+)?")
 WORDS = ("two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
          "sixty|seventy|eighty|ninety|hundreds?|thousands?|dozens?|tens|a few|several|a couple")
 APPROX = re.compile(rf"\b(?:{WORDS})(?:[\s-]+(?:of\s+)?(?:hundred|thousand|million)s?)*(?:\s+of)?"
@@ -68,7 +71,8 @@ ALLOW = [
     # a year or an ISO date (as-of dates, release years)
     r"\b(?:19|20)\d\d(?:-\d\d){0,2}\b",
     # a version: of named software or hardware generations, or any a.b.c
-    r"\b(?:CUDA|CUDA Toolkit|Python|NumPy|numpy|Numba|numba|numba-cuda|CuPy|PyTorch|torch|JAX|jax|"
+    r"\b(?:CUDA|CUDA Toolkit|Python|NumPy|numpy|Numba|numba|numba-cuda|CuPy|PyTorch|torch|JAX|jax|nvcc|"
+    r"[Bb]ranch|branches|[Dd]river|since|"
     r"TensorFlow|Keras|keras|Triton|ROCm|OpenCL|SYCL|PTX|ISA|driver|drivers|R|Ubuntu|Debian|MkDocs|"
     r"Material|PCIe|NVLink|Llama|version|versions|Update|LLVM|GCC|gcc|C\+\+|XLA|cuDNN|cuBLAS|NCCL|"
     r"Mermaid|Gen|HBM|HIP|Vulkan|Metal|JDK|Node|IEEE|sm)\s+(?:\d+(?:\.\d+|\.x)*(?:,\s*|\s*(?:and|or|to)\s+"
@@ -89,11 +93,13 @@ ALLOW = [
     # a width: 32-bit floats, 16-byte loads, 1-D grids
     r"\b\d+-(?:bit|byte|D|thread|element|wide)\b|\b[1-4]D\b",
     # a compute capability, or a family of versions: 9.0, 10.0 and 10.3, CUDA 12.x
-    r"\b(?:capability|capabilities)\s+\d+\.\d(?:(?:,\s*|\s*(?:and|or)\s+)\d+\.\d)*|\b\d+\.x\b",
+    r"\b(?:capability|capabilities)\s+\d+\.[\dx](?:(?:,\s*|\s*(?:and|or|to)\s+)\d+\.[\dx])*|\b\d+\.x\b",
     # a name with a number in it: a step, a kernel, a table, an ordinal, a GPU or CPU model, a
     # model's parameter count (Llama 3.1 70B), an exit status
-    r"\b(?:[Ss]tep|[Kk]ernel|[Tt]able|[Rr]ound|[Ii]ssue|[Cc]all|[Ee]poch|[Pp]art|[Cc]ase|Gen|RTX|"
-    r"GTX|Radeon|Xeon|EPYC|Ryzen|Tesla|Instinct|[Ll]evel|status|exits?|code)\s+#?\d+[a-z]?\b|#\d+\b",
+    r"\b(?:[Ss]teps?|[Kk]ernel|[Tt]able|[Rr]ound|[Ii]ssue|[Cc]all|[Ee]poch|[Pp]art|[Cc]ase|Gen|RTX|"
+    r"GTX|Radeon|Xeon|Platinum|EPYC|Ryzen|Tesla|Instinct|[Ll]evel|status|exits?|code|route)\s+#?\d+"
+    r"(?:-\d+)?[a-z+]?"
+    r"(?!\w)|#\d+\b",
     r"\b\d+(?:st|nd|rd|th)\b|\b\d+(?:\.\d+)?B\b",
     # a count or an index: a whole number below 100 without a unit of measure (16 vCPUs, 32
     # threads, 2 bytes); and a power of two without one (a size, a block shape: 256, 65,536)
@@ -199,7 +205,7 @@ class Unit:
     def __init__(self, kind: str):
         self.kind, self.text, self.size = kind, [], 0
         self.rendered, self.code = [], []  # (start, end) stretches of the text
-        self.cited = False
+        self.cited = self.header = False
 
 
 class Reader(HTMLParser):
@@ -242,8 +248,11 @@ class Reader(HTMLParser):
             self.open[-1].size += 1
         if tag == "li" and (attrs.get("id") or "").startswith("fn:"):
             state["footnote"] = {"first": len(self.units), "links": False}
-        if tag == "a" and (attrs.get("href") or "").startswith("http") and state.get("footnote"):
+        if tag == "a" and not (attrs.get("href") or "#").startswith("#") and state.get("footnote"):
             state["footnote"]["links"] = True  # a footnote that links its source
+        if tag == "a" and not (attrs.get("href") or "#").startswith("#") and state["kind"] != "skip":
+            self.open[-1].text.append(LINK)
+            self.open[-1].size += 1
         if tag == "pre" and "mermaid" in classes:
             state["kind"] = "prose"  # a diagram is read as prose
         if tag == "div" and "jp-OutputArea-output" in classes and state["kind"] != "skip":
@@ -256,6 +265,8 @@ class Reader(HTMLParser):
             state["kind"] = ("output" if langs <= {"language-text"} and not checked else "skip")
         if tag == "tr":
             self.rows.append([])
+        if tag == "table":
+            attrs["first unit"] = len(self.units)
         self.stack.append((tag, attrs, state))
         if tag in BLOCKS:
             self.open.append(Unit(state["kind"]))
@@ -268,8 +279,13 @@ class Reader(HTMLParser):
             if top in BLOCKS:
                 unit = self.open.pop()
                 self.units.append(unit)
+                unit.header = top == "th"
                 if top in {"td", "th"} and self.rows:
                     self.rows[-1].append(unit)
+            if top == "table" and any(FOOTNOTE in "".join(u.text) for u in self.units[attrs["first unit"]:]
+                                      if u.header):
+                for unit in self.units[attrs["first unit"]:]:  # a source in the header row
+                    unit.cited = True                         # cites the whole table
             if top == "tr" and self.rows:
                 row = self.rows.pop()
                 if any(FOOTNOTE in "".join(u.text) for u in row):
@@ -331,12 +347,14 @@ def violations(page_html_text: str) -> list[str]:
                 begin = max([0, *(m.end() for m in SENTENCE_END.finditer(text, 0, s))])
                 end = next((m.end() for m in SENTENCE_END.finditer(text, e)), len(text))
                 sentence = text[begin:end]
-                if FOOTNOTE in sentence:
-                    continue
+                if FOOTNOTE in sentence or LINK in sentence and AS_OF.search(sentence):
+                    continue  # cited: a footnote, or a linked source with its date
             else:
                 begin = text.rfind("\n", 0, s) + 1
                 sentence = text[begin:text.find("\n", e) % (len(text) + 1)]
             word = re.search(r"\S*$", text[:s])[0] + match[0] + re.match(r"\S*", text[e:])[0]
+            sentence = sentence.replace(FOOTNOTE, "").replace(LINK, "")
+            word = word.replace(FOOTNOTE, "").replace(LINK, "")
             found.append(f"{' '.join(word.strip('(),;:').split())}  in: {' '.join(sentence.split())[:160]}")
     return found
 
@@ -406,11 +424,13 @@ PLANTED = [
     ("at 88.9&nbsp;% of the copy", "88.9"),
     ("**103.6%** of the copy", "103.6%"),
     ("about 40x faster", "40x"),
+    ("within 1e-4 of the reference", "1e-4"),
     ("It costs $32.77 an hour.", "$32.77"),
     ("It reaches about nine tenths of cuBLAS.", "nine tenths"),
     ("The GPU is a few hundred times faster.", "a few hundred times"),
     ("Numba is several times slower.", "several times"),
     ("| kernel | time |\n|---|---|\n| naive | 12.5 ms |", "12.5"),
+    ("| kernel | time |\n|---|---|\n| naive[^1] | 12.6 ms |\n| tiled | 3.1 ms |\n\n[^1]: <https://x.org>", "3.1"),
     ("The run took `3.4 ms`.", "3.4"),
     ("```mermaid\nflowchart LR\n  A[\"HBM3e: 4.8 TB/s\"] --> B\n```", "4.8"),
     ("!!! note\n    The GPU took 7.7 ms.", "7.7"),
@@ -419,6 +439,7 @@ PLANTED = [
     ("A sentence with a source.[^1] But 9.9 ms is not cited.\n\n[^1]: NVIDIA, "
      "<https://docs.nvidia.com/>, 2026-12-02.", "9.9"),
     ("Uncited note.[^1]\n\n[^1]: We measured 5.5 ms ourselves.", "5.5"),
+    ("A link is no citation without its date: [NVIDIA](https://www.nvidia.com/) lists 7.1 TB/s.", "7.1"),
 ]
 
 
@@ -444,6 +465,7 @@ def test_rendered_cited_and_allowed_numbers_pass():
             "The H200 has 4.8 TB/s of bandwidth.[^spec] CUDA 12.4 and CUDA 13 on sm_90, a 3x3 "
             "filter, 2^28 and 2²⁸ elements, 1024 × 1536 pixels, 64-bit floats, float4, the RTX "
             "4090 and Llama 3.1 70B, in 2026 (as of 2026-12-02); step 3, kernel 10, numpy 2.4.1.\n\n"
+            "Up to 9,216 chips a pod ([TPU7x docs](https://docs.cloud.google.com/tpu), as of 2026-11).\n\n"
             "```python\nx = 12.5  # a listing: code\n```\n\n"
             "[^spec]: NVIDIA H200 datasheet, <https://www.nvidia.com/h200>, read 2026-12-02.\n")
     assert violations(markdown_html(render_markdown(page, DOCS, "test.md"))) == []
