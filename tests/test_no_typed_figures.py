@@ -8,7 +8,7 @@ Every number a reader reads on a rendered page must be one of:
    the notebook test carries the tag `rendered` (nbconvert's class `celltag_rendered`);
 2. **cited**: in a sentence (or a table row) with a footnote reference or with a linked source and
    its date ("([NVIDIA's list](https://...), as of 2026-12-01)"), or in a footnote that links its
-   source (an address, or a page or data file of this site);
+   source (an address, a page or data file of this site, an arXiv or DOI identifier);
 3. **allowed**: covered by one of the few patterns in ALLOW below, each a kind of number that is
    not a measurement (a year, a version, a size, ...).
 
@@ -301,6 +301,8 @@ class Reader(HTMLParser):
 
     def handle_data(self, data):
         state = self.stack[-1][2] if self.stack else {"kind": "prose"}
+        if state.get("footnote") and re.search(r"\barXiv:\d{4}\.\d{4,5}|\bdoi:10\.", data):
+            state["footnote"]["links"] = True  # an arXiv or DOI identifier names the source too
         if state["kind"] == "skip" or state.get("fnref"):
             return
         if any(t == "sup" for t, _, _ in self.stack):
