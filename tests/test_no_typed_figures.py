@@ -38,6 +38,7 @@ import contextlib
 import functools
 import html
 import json
+import os
 import re
 import sys
 from html.parser import HTMLParser
@@ -401,6 +402,19 @@ def test_every_number_is_rendered_cited_or_allowed(page):
         + "\n  ".join(v for v in found if debt_key(page, v) in new))
     paid = Counter(owed(page)) - Counter(debt_key(page, v) for v in found)
     assert not paid, f"fixed: strike these lines off {DEBT.relative_to(ROOT)}:\n" + "\n".join(paid)
+
+
+@pytest.mark.skipif(not os.environ.get("GUARD_BUILT_SITE"), reason="set GUARD_BUILT_SITE to a built site")
+def test_a_full_build_reads_the_same():
+    """The fast rendering above finds what a full `mkdocs build` shows (charts, theme and all):
+    GUARD_BUILT_SITE=/tmp/site .venv/bin/python -m pytest tests/test_no_typed_figures.py -k full."""
+    site = Path(os.environ["GUARD_BUILT_SITE"])
+    for page in PAGES:
+        uri = page_id(page).rsplit(".", 1)[0]
+        uri = "" if uri == "index" else uri.removesuffix("/index") + "/"
+        built = re.search(r'<article class="md-content__inner md-typeset">(.*?)</article>',
+                          (site / uri / "index.html").read_text(), re.S)[1]
+        assert sorted(violations(built)) == sorted(page_violations(page)), page_id(page)
 
 
 def test_rendered_notebook_cells_are_checked_against_their_results_file():
