@@ -514,6 +514,10 @@ def test_the_render_step_marks_what_it_produced():
     assert '<div data-rendered="cuda_driver_table" markdown>' in out
     built = markdown_html(out)
     assert built.count("data-rendered=") == 3 and "<table>" in built
+    nested = markdown_html(render_markdown(
+        "!!! note\n\n    <!-- render cuda_driver_table path=data/cuda-driver-compat.csv -->\n", DOCS, "t.md"))
+    assert '<div data-rendered="cuda_driver_table">' in nested and "<table>" in nested
+    assert " markdown" not in nested  # no attribute left behind in the HTML
 
 
 if __name__ == "__main__":  # pages, from the repository root; --debt prints DEBT lines instead

@@ -25,7 +25,9 @@ class RenderError(Exception):
 DIRECTIVE = re.compile(r"^<!--\s*render\s+(?P<name>[\w.-]+)(?P<args>.*?)-->\s*$")
 VALUE = re.compile(r"\{\{\s*(?P<name>[\w.-]+)(?P<args>(?:\s+[\w-]+=(?:\"[^\"]*\"|[^\s}]+))*)\s*\}\}")
 FENCE = re.compile(r"^\s*(```|~~~)")
-MARK = '<div data-rendered="{}" markdown>'  # md_in_html: the block inside stays Markdown
+# md_in_html keeps a top-level block inside it Markdown; nested in an admonition or a tab the
+# block is Markdown already, and the attribute would stay in the HTML.
+MARK = '<div data-rendered="{}"{}>'
 CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 
 
@@ -55,7 +57,8 @@ def render_markdown(markdown: str, docs_dir: Path, page_name: str) -> str:
             # A directive indented inside an admonition or a tab renders indented the same.
             indent = line[:len(line) - len(line.lstrip())]
             out.append("\n".join(indent + part if part else part for part in
-                                  [MARK.format(name), "", *rendered.split("\n"), "", "</div>"]))
+                                  [MARK.format(name, "" if indent else " markdown"), "",
+                                   *rendered.split("\n"), "", "</div>"]))
         except Exception as exc:  # any failure must stop the build, with the page named
             raise RenderError(f"{page_name}: render {name}: {exc}") from exc
     return "\n".join(out) + "\n"
