@@ -264,6 +264,9 @@ class Reader(HTMLParser):
                 self.command_skipped, self.skip_next = self.skip_next, False
             checked, self.checked_next = self.checked_next, False
             state["kind"] = ("output" if langs <= {"language-text"} and not checked else "skip")
+        if tag in {"option", "button", "label"}:  # form controls read apart: "1 2 4 8", not "1248"
+            self.open[-1].text.append(" ")
+            self.open[-1].size += 1
         if tag == "tr":
             self.rows.append([])
         if tag == "table":
