@@ -89,6 +89,7 @@ ALLOW = [
     r"\bv?\d+\.\d+\.\d+(?:\.\d+)?\b",
     # a size or shape: 3x3, 1024 × 1536, 64 × 64 × 3, 2^28, 2²⁸, 4096³ (an input, not a result)
     rf"(?<![\d.])\d[\d,]*\s?(?:[x×]|by)\s?\d[\d,]*(?:\s?[x×]\s?\d[\d,]*)*(?![\d{SUPERSCRIPT}.])",
+    r"(?<![\d.])\d+\s?[x×]\s?[A-Z]\b|\b[A-Z]\s?[x×]\s?\d+\b",  # a shape with a letter: a 64×N tile
     # a count of things (an input or a size, not a rate): 1,000,003 elements, 1000 iterations
     r"\b\d{1,3}(?:,\d{3})*(?:\d+)?\s(?:elements|points|iterations|pixels|threads|blocks|steps|epochs|"
     r"images|photos|files|tokens|users|layers|lanes|registers|SMs|cores|vCPUs|chips|GPUs|samples|"
@@ -99,10 +100,12 @@ ALLOW = [
     # a simple fraction worked out on the page (2 FLOPs over 12 bytes is 1/6)
     r"(?<![\d.])1/\d+\b",
     rf"(?<![\d.])2(?:\^\d+|[{SUPERSCRIPT}]+)|(?<![\d.])\d+[²³](?![{SUPERSCRIPT}])",
+    # a commit (a hexadecimal name with a letter in it: 097a431)
+    r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b",
     # a width: 32-bit floats, 16-byte loads, 1-D grids
     r"\b\d+-(?:bit|byte|D|thread|element|wide)\b|\b[1-4]D\b",
     # a compute capability, or a family of versions: 9.0, 10.0 and 10.3, CUDA 12.x
-    r"\b(?:capability|capabilities)\s+\d+\.[\dx](?:(?:,\s*|\s*(?:and|or|to)\s+)\d+\.[\dx])*|\b\d+\.x\b",
+    r"\b(?:capability|capabilities|CC)\s+\d+\.[\dx](?:(?:,\s*|\s*(?:and|or|to)\s+)\d+\.[\dx])*|\b\d+\.x\b",
     # a name with a number in it: a step, a kernel, a table, an ordinal, a GPU or CPU model, a
     # model's parameter count (Llama 3.1 70B), an exit status
     r"\b(?:[Ss]teps?|[Kk]ernel|[Tt]able|[Rr]ound|[Ii]ssue|[Cc]all|[Ee]poch|[Pp]art|[Cc]ase|Gen|RTX|"
@@ -501,7 +504,7 @@ def test_rendered_cited_and_allowed_numbers_pass():
     page = ("The fastest reaches {{ json.field path=data/doctor-h200.json key=date }} today.\n\n"
             "The H200 has 4.8 TB/s of bandwidth.[^spec] CUDA 12.4 and CUDA 13 on sm_90, a 3x3 "
             "filter, 2^28 and 2²⁸ elements, 1024 × 1536 pixels, 64-bit floats, float4, the RTX "
-            "4090 and Llama 3.1 70B, in 2026 (as of 2026-12-02); step 3, kernel 10, numpy 2.4.1.\n\n"
+            "4090 and Llama 3.1 70B, commit 097a431, a 64×N tile, in 2026 (as of 2026-12-02); step 3, kernel 10, numpy 2.4.1.\n\n"
             "Up to 9,216 chips a pod ([TPU7x docs](https://docs.cloud.google.com/tpu), as of 2026-11).\n\n"
             "```python\nx = 12.5  # a listing: code\n```\n\n"
             "[^spec]: NVIDIA H200 datasheet, <https://www.nvidia.com/h200>, read 2026-12-02.\n")
