@@ -18,7 +18,7 @@ wall() { python3 -c "import sys, time; print(round(time.time() - float(sys.argv[
 
 if [[ " $parts " == *" climb "* ]]; then
     start=$(date +%s.%N)
-    timeout 330 python3 snippets/bench/run.py keras --cases climb --compile-runs 0 \
+    timeout 300 python3 snippets/bench/run.py keras --cases climb --compile-runs 0 \
         --output "$RESULTS_DIR/keras-climb-h200.json" 2>&1 | grep -v '^[WI]0000' \
         | tee "$RESULTS_DIR/climb-log.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
@@ -29,7 +29,7 @@ if [[ " $parts " == *" files "* ]]; then
     work=$(mktemp -d)
     trap 'kill "${smi:-0}" 2>/dev/null; rm -rf "$work"' EXIT
     start=$(date +%s.%N)
-    timeout 150 python3 snippets/keras/make_dataset.py "$work/data" --images 12500 --size 64 \
+    timeout 90 python3 snippets/keras/make_dataset.py "$work/data" --images 12500 --size 64 \
         > "$RESULTS_DIR/train-dataset.txt" 2>&1 || status=1
     echo "make_dataset: $(wall "$start") s wall; $(find "$work/data" -type f | wc -l) files" \
         | tee -a "$RESULTS_DIR/train-dataset.txt"
@@ -38,7 +38,7 @@ if [[ " $parts " == *" files "* ]]; then
     smi=$!
     echo "# train.py starts at unix $(date +%s.%N)" >> "$RESULTS_DIR/train-smi.csv"
     start=$(date +%s.%N)
-    timeout 200 python3 snippets/keras/train.py "$work/data" --output-dir "$work/run" \
+    timeout 150 python3 snippets/keras/train.py "$work/data" --output-dir "$work/run" \
         --epochs 6 --batch-size 1024 --mixed-precision 2>&1 | grep -v '^[WI]0000' \
         | while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done \
         | tee "$RESULTS_DIR/train-log.txt"

@@ -47,13 +47,18 @@ VARIANTS = {
     "climb-bf16": Variant("+ bfloat16 (mixed precision)", step="7", group="climb", runs=False),
     "climb-scan": Variant("+ one program per 32 steps (lax.scan)", step="8", group="climb",
                           runs=False),
-    "climb-scan-4096": Variant("+ batch 4,096", step="9", group="climb", runs=False),
+    "climb-resample": Variant("+ augmentation in one resampling, not two", step="9",
+                              group="climb", runs=False),
+    "climb-batch4096": Variant("+ batch 4,096", step="10", group="climb", runs=False),
+    "plain-xla": Variant("step 2 without the augmentation layers", group="augmentation",
+                         runs=False),
+    "plain-batch4096": Variant("step 10 without augmentation", group="augmentation", runs=False),
     "torch-compile": Variant("PyTorch, torch.compile, bfloat16, batch 1,024, resident",
                              group="anchor", runs=False),
     "cpu-keras-xla": Variant("CPU: Keras on XLA:CPU, uint8, batch 256", device="cpu",
                              group="cpu", runs=False),
-    "cpu-keras-scan": Variant("CPU: Keras on XLA:CPU, lax.scan loop, batch 256", device="cpu",
-                              group="cpu", runs=False),
+    "cpu-keras-resample": Variant("CPU: Keras on XLA:CPU, lax.scan, one resampling, batch 256",
+                                  device="cpu", group="cpu", runs=False),
     "cpu-torch": Variant("CPU: PyTorch eager, every core, batch 256", device="cpu",
                          group="cpu", runs=False),
 }
@@ -80,7 +85,8 @@ CASES = {
     "gpu-augmented-1024": _case(True, 4 * GPU_IMAGES, ("gpu-float32", "gpu2-float32"), batch=1024,
                                 default=False,
                                 note="one GPU against two at the same global batch of 1,024"),
-    "climb": Case(params={"rounds": 3, "per_round": 4, "scale": 1.0, "trace": True},
+    "climb": Case(params={"rounds": 3, "per_round": 4, "scale": 1.0, "trace": True,
+                          "build_s": 200},
                   variants=("climb-default",), default=False,
                   note="the climb: every row in one process, 3 interleaved rounds of 4 epochs "
                        "each; a sample is one epoch, its figure seconds per image"),
@@ -133,7 +139,8 @@ def setup(variant: str, p: dict) -> Prepared:
         rows = [r for r in ROWS if p.get("rows") is None or r in p["rows"]]
         return Prepared(external=lambda: output(
             rows, rounds=p["rounds"], per_round=p["per_round"], scale=p["scale"],
-            trace=p["trace"], say=lambda text: print(text, file=sys.stderr, flush=True)))
+            trace=p["trace"], build_s=p.get("build_s", float("inf")),
+            say=lambda text: print(text, file=sys.stderr, flush=True)))
     import keras
 
     from model import allow_xla, build_model

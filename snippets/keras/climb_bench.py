@@ -31,10 +31,13 @@ ROWS = {
     "climb-resident": ("keras", {"step": "resident"}, 32768),
     "climb-bf16": ("keras", {"step": "bf16"}, 32768),
     "climb-scan": ("keras", {"step": "scan"}, 32768),
-    "climb-scan-4096": ("keras", {"step": "scan", "batch": 4096}, 65536),
+    "climb-resample": ("keras", {"step": "resample"}, 32768),
+    "climb-batch4096": ("keras", {"step": "batch4096"}, 65536),
+    "plain-xla": ("keras", {"step": "xla", "augment": False}, 32768),
+    "plain-batch4096": ("keras", {"step": "batch4096", "augment": False}, 65536),
     "torch-compile": ("torch", {"batch": 1024, "compile": True, "bf16": True}, 32768),
     "cpu-keras-xla": ("keras-cpu", {"step": "spe", "batch": 256}, 512),
-    "cpu-keras-scan": ("keras-cpu", {"step": "scan", "batch": 256, "bf16": False}, 512),
+    "cpu-keras-resample": ("keras-cpu", {"step": "resample", "batch": 256, "bf16": False}, 512),
     "cpu-torch": ("torch-cpu", {"batch": 256, "compile": False, "bf16": False}, 512),
 }
 
@@ -163,13 +166,17 @@ def torch_trace(epoch, steps: int) -> dict:
 # --- the run ---------------------------------------------------------------------------------
 
 def measure(rows: list[str], rounds: int = 3, per_round: int = 4, scale: float = 1.0,
-            trace: bool = True, say=print) -> list[dict]:
-    """BENCH records (dicts) for `rows`, measured together; a row that fails is left out."""
+            trace: bool = True, build_s: float = float("inf"), say=print) -> list[dict]:
+    """BENCH records (dicts) for `rows`, measured together; a row that fails is left out, and
+    so is every row not yet built (compiled, warmed) `build_s` seconds after the start."""
     from climb import train_flop_per_image
 
-    built, failed = {}, {}
+    built, failed, start = {}, {}, time.perf_counter()
     for row in rows:
         t0 = time.perf_counter()
+        if t0 - start > build_s:
+            failed[row] = f"not built: {build_s:.0f} s had passed"
+            continue
         try:
             epoch, n, batch, s, framework = build(row, scale)
             loss = epoch()  # compiles
