@@ -6,6 +6,8 @@
 # 2. train.py as a reader runs it: 25,000 PNG files at 64x64 from make_dataset.py, then
 #    train.py --batch-size 1024 --mixed-precision for 6 epochs with validation and checkpoints ->
 #    train-dataset.txt, train-log.txt, train-history.json (seconds per epoch), train-smi.csv.
+# 3. "top" (on request): the climb's last rows again with the step the profile pointed to next
+#    -> keras-climb-top-h200.json, climb-top-log.txt.
 # TRAIN_PARTS (default "climb files") picks the parts.
 set -u
 : "${RESULTS_DIR:?set RESULTS_DIR to an empty folder for the outputs}"
@@ -25,6 +27,13 @@ if [[ " $parts " == *" climb "* ]]; then
     echo "climb: $(wall "$start") s wall" | tee -a "$RESULTS_DIR/climb-log.txt"
 fi
 
+if [[ " $parts " == *" top "* ]]; then  # the climb's top rows again, with the next step
+    timeout 150 python3 snippets/bench/run.py keras --cases climb-top --compile-runs 0 \
+        --output "$RESULTS_DIR/keras-climb-top-h200.json" 2>&1 | grep -v '^[WI]0000' \
+        | tee "$RESULTS_DIR/climb-top-log.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+
 if [[ " $parts " == *" files "* ]]; then
     work=$(mktemp -d)
     trap 'kill "${smi:-0}" 2>/dev/null; rm -rf "$work"' EXIT
@@ -39,7 +48,7 @@ if [[ " $parts " == *" files "* ]]; then
     echo "# train.py starts at unix $(date +%s.%N)" >> "$RESULTS_DIR/train-smi.csv"
     start=$(date +%s.%N)
     timeout 150 python3 snippets/keras/train.py "$work/data" --output-dir "$work/run" \
-        --epochs 6 --batch-size 1024 --mixed-precision 2>&1 | grep -v '^[WI]0000' \
+        --epochs 6 --batch-size 1024 --mixed-precision 2>&1 | grep --line-buffered -v '^[WI]0000' \
         | while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done \
         | tee "$RESULTS_DIR/train-log.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1

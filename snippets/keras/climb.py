@@ -11,6 +11,7 @@ Needs model.py beside it. Each step keeps the changes before it and adds one:
     bf16      mixed precision: bfloat16 arithmetic, float32 weights
     scan      one XLA program runs a whole chunk of steps (jax.lax.scan over stateless_call)
     resample  flip, rotation and zoom drawn alike but applied in one resampling, not two
+    pool      2x2 max pooling as a reshape and a max: its gradient is a mask, not a scatter
     batch4096 4,096 images a step
 
     KERAS_BACKEND=jax python snippets/keras/climb.py
@@ -31,7 +32,7 @@ from model import allow_xla, build_model  # model.py, beside this file
 # Each step's settings; a row inherits every change above it.
 STEPS = {
     "default": dict(xla=False, uint8=False, batch=256, spe=1, resident=False, bf16=False,
-                    scan=False, resample=False, augment=True),
+                    scan=False, resample=False, pool=False, augment=True),
     "xla": dict(xla=True),
     "uint8": dict(uint8=True),
     "batch": dict(batch=1024),
@@ -40,6 +41,7 @@ STEPS = {
     "bf16": dict(bf16=True),
     "scan": dict(scan=True),
     "resample": dict(resample=True),
+    "pool": dict(pool=True),
     "batch4096": dict(batch=4096),
 }
 
@@ -99,6 +101,20 @@ class OneResample(keras.layers.Layer):
 # --8<-- [end:resample]
 
 
+# --8<-- [start:pool]
+class PoolByReshape(keras.layers.Layer):
+    """MaxPooling2D(2) for even sides: (N, H, W, C) -> (N, H/2, 2, W/2, 2, C), max over the 2s.
+
+    XLA runs MaxPooling2D's gradient as select-and-scatter, one of the slowest kernels of the
+    step; the gradient of a max over an axis is an elementwise mask that fuses with its
+    neighbours."""
+
+    def call(self, x):
+        _, h, w, c = x.shape
+        return keras.ops.max(keras.ops.reshape(x, (-1, h // 2, 2, w // 2, 2, c)), axis=(2, 4))
+# --8<-- [end:pool]
+
+
 # --8<-- [start:model]
 def make_model(s: dict, image_size: int = 64) -> keras.Model:
     """The page's model, compiled the way the step says."""
@@ -111,6 +127,12 @@ def make_model(s: dict, image_size: int = 64) -> keras.Model:
             model = keras.Sequential([keras.Input((image_size, image_size, 3)),
                                       OneResample(dtype="float32", name="augmentation_once"),
                                       *model.layers], name=model.name)
+        if s["pool"]:  # the same layers, the pooling swapped
+            model = keras.Sequential(
+                [keras.Input((image_size, image_size, 3))]
+                + [PoolByReshape(name="pool_by_reshape")
+                   if isinstance(layer, keras.layers.MaxPooling2D) else layer
+                   for layer in model.layers], name=model.name)
     finally:
         keras.mixed_precision.set_global_policy("float32")
     if s["xla"]:
