@@ -233,11 +233,13 @@ def trainer(step: str, x: np.ndarray, y: np.ndarray, **changes):
 
 if __name__ == "__main__":
     rng = np.random.default_rng(0)
-    y = rng.integers(0, 2, 64).astype("float32")[:, None]
-    x = (rng.uniform(0, 60, (64, 32, 32, 3)) + 150 * y[:, :, None, None]).astype("uint8")
+    y = rng.integers(0, 2, 32).astype("float32")[:, None]
+    x = (rng.uniform(0, 60, (32, 32, 32, 3)) + 150 * y[:, :, None, None]).astype("uint8")
+    maps = rng.normal(size=(2, 30, 30, 8)).astype("float32")
+    assert np.array_equal(PoolByReshape()(maps), keras.layers.MaxPooling2D(2)(maps))
     print(f"{train_flop_per_image(64) / 1e6:.1f} MFLOP per training image at 64x64")
-    for step in STEPS:
-        model, s, epoch = trainer(step, x, y, batch=16, spe=min(settings(step)["spe"], 2))
+    for step in ("xla", "batch4096"):  # the second has every change of the climb
+        model, s, epoch = trainer(step, x, y, batch=8)
         losses = [epoch() for _ in range(3)]
         assert np.isfinite(losses).all(), f"{step}: loss {losses}"
-        print(f"{step:9s} jit_compile={model.jit_compile!s:5s} loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+        print(f"{step}: {[layer.name for layer in model.layers]}, loss {losses[0]:.3f} -> {losses[-1]:.3f}")
