@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Matrix multiplication on the GPU (about 3 minutes on an H200; budget 4): build the CUDA C
-# kernels with cuBLAS, keep the compiler's report of registers, spills and shared memory per
-# kernel, profile the naive and coalesced kernels with Nsight Compute, then check and time
-# every kernel (CUDA C, Numba, tensor cores, Triton) and cuBLAS FP32, TF32 and BF16 in one
-# run of the benchmark runner. Writes into $RESULTS_DIR:
-#   matmul-h200.json       results file          (-> docs/data/matmul-h200.json)
-#   matmul-build.txt       nvcc -Xptxas -v report (-> docs/data/matmul-build-h200.txt)
-#   matmul-resusage.txt    cuobjdump -res-usage   (-> docs/data/matmul-resusage-h200.txt)
-#   matmul-ncu-h200.txt    ncu metrics            (-> docs/data/matmul-ncu-h200.txt)
+# Matrix multiplication on the GPU (about 4 minutes on an H200): build the CUDA C kernels with
+# cuBLAS and keep the compiler's report, profile the naive and coalesced kernels with Nsight
+# Compute, time the Numba warp tile at other tile sizes (exploration), then check and time every
+# kernel (CUDA C, Numba, Triton) with cuBLAS FP32 and BF16 timed in the same processes, at
+# 1024^3 to 8192^3 and an odd shape, in one run of the benchmark runner; last, the machine code
+# of the Triton TMA kernel (wgmma? TMA?). Writes into $RESULTS_DIR:
+#   matmul-h200.json          results file            (-> docs/data/matmul-h200.json)
+#   matmul-build.txt          nvcc -Xptxas -v report  (-> docs/data/matmul-build-h200.txt)
+#   matmul-ncu-h200.txt       ncu metrics             (-> docs/data/matmul-ncu-h200.txt)
+#   matmul-numba-tiles.jsonl  Numba tile exploration  (-> docs/data/matmul-numba-tiles-h200.jsonl)
+#   matmul-triton-sass.txt    wgmma and TMA instructions of each compiled Triton candidate
 set -uo pipefail
 cd "$(dirname "$0")/.."
 : "${RESULTS_DIR:?set RESULTS_DIR to an empty folder for the outputs}"
@@ -20,10 +22,12 @@ arch=sm_${cc:-90}
 
 # --8<-- [start:build]
 nvcc -O3 -arch="$arch" -Xptxas -v -DWITH_CUBLAS -o "$build/sgemm" \
-    snippets/matmul/sgemm.cu -lcublas 2> "$RESULTS_DIR/matmul-build.txt" || {
-    cat "$RESULTS_DIR/matmul-build.txt"; exit 1; }
-cuobjdump -res-usage "$build/sgemm" > "$RESULTS_DIR/matmul-resusage.txt"
+    snippets/matmul/sgemm.cu -lcublas 2> "$RESULTS_DIR/matmul-build.txt" &
 # --8<-- [end:build]
+nvcc_pid=$!
+# While nvcc builds: the Numba warp tile at other tile sizes, at 4096^3 (one process each).
+timeout 75 python3 gpu/explore/matmul-numba-tiles.py 4096 > "$RESULTS_DIR/matmul-numba-tiles.jsonl"
+wait $nvcc_pid || { cat "$RESULTS_DIR/matmul-build.txt"; exit 1; }
 
 # --8<-- [start:ncu]
 # Memory traffic of the naive and the coalesced kernel at 2048^3, from the hardware counters.
@@ -40,6 +44,11 @@ fi
 # --8<-- [end:ncu]
 
 # --8<-- [start:bench]
-MATMUL_SGEMM="$build/sgemm" timeout 200 python3 snippets/bench/run.py matmul \
+export TRITON_CACHE_DIR="$build/triton-cache" TRITON_PRINT_AUTOTUNING=1
+MATMUL_SGEMM="$build/sgemm" timeout 300 python3 snippets/bench/run.py matmul \
     --compile-runs 1 --output "$RESULTS_DIR/matmul-h200.json"
 # --8<-- [end:bench]
+for f in $(find "$TRITON_CACHE_DIR" -name 'matmul_tma_kernel.cubin'); do
+    sass=$(cuobjdump -sass "$f")
+    echo "$(basename "$(dirname "$f")"): $(grep -c HGMMA <<< "$sass") HGMMA ($(grep -o -m1 'HGMMA\.[0-9x]*' <<< "$sass")), $(grep -c UTMALDG <<< "$sass") UTMALDG"
+done > "$RESULTS_DIR/matmul-triton-sass.txt"

@@ -2,6 +2,11 @@
 
 The MkDocs hook (hooks/render_data.py) calls `render_markdown` for every page; tests call it
 on a page's source without a build. Any failure raises RenderError naming the page.
+
+What the render step produced carries a `data-rendered="NAME"` attribute in the HTML: a block in
+a `<div>`, a figure in a `<span>` (the whole code span when it sits in one; none inside a tag's
+attribute or a link target, which a reader does not read). Neither changes how a page looks;
+tests/test_no_typed_figures.py accepts a number inside one as rendered, not typed.
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ class RenderError(Exception):
 DIRECTIVE = re.compile(r"^<!--\s*render\s+(?P<name>[\w.-]+)(?P<args>.*?)-->\s*$")
 VALUE = re.compile(r"\{\{\s*(?P<name>[\w.-]+)(?P<args>(?:\s+[\w-]+=(?:\"[^\"]*\"|[^\s}]+))*)\s*\}\}")
 FENCE = re.compile(r"^\s*(```|~~~)")
+# md_in_html keeps a top-level block inside it Markdown; nested in an admonition or a tab the
+# block is Markdown already, and the attribute would stay in the HTML.
+MARK = '<div data-rendered="{}"{}>'
+CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 
 
 def parse_args(text: str) -> dict[str, str]:
@@ -47,15 +56,28 @@ def render_markdown(markdown: str, docs_dir: Path, page_name: str) -> str:
             rendered = func(docs_dir, **parse_args(match["args"]))
             # A directive indented inside an admonition or a tab renders indented the same.
             indent = line[:len(line) - len(line.lstrip())]
-            out.append("\n".join(indent + part if part else part
-                                  for part in rendered.split("\n")))
+            out.append("\n".join(indent + part if part else part for part in
+                                  [MARK.format(name, "" if indent else " markdown"), "",
+                                   *rendered.split("\n"), "", "</div>"]))
         except Exception as exc:  # any failure must stop the build, with the page named
             raise RenderError(f"{page_name}: render {name}: {exc}") from exc
     return "\n".join(out) + "\n"
 
 
 def render_values(line: str, docs_dir: Path, page_name: str) -> str:
-    """Replace each {{ name key=value }} placeholder of a line by the one figure it names."""
+    """Replace each {{ name key=value }} placeholder of a line by the one figure it names,
+    marked as rendered (see the module's docstring)."""
+    def span(match: re.Match) -> str:  # a code span holding placeholders: mark it whole
+        first = VALUE.search(match[0])
+        return (f'<span data-rendered="{first["name"]}">{VALUE.sub(one, match[0])}</span>'
+                if first else match[0])
+
+    def marked(match: re.Match) -> str:
+        before = line[:match.start()]
+        if before.rfind("<") > before.rfind(">") or before.rfind("](") > before.rfind(")"):
+            return one(match)  # an attribute or a link target: no element can go there
+        return f'<span data-rendered="{match["name"]}">{one(match)}</span>'
+
     def one(match: re.Match) -> str:
         try:
             text = get_value(match["name"])(docs_dir, **parse_args(match["args"]))
@@ -64,9 +86,8 @@ def render_values(line: str, docs_dir: Path, page_name: str) -> str:
         if not isinstance(text, str) or "\n" in text:
             raise RenderError(f"{page_name}: {{{{ {match['name']} }}}} must render one line")
         return text
-    return VALUE.sub(one, line)
-
-
+    line = CODE_SPAN.sub(span, line)
+    return VALUE.sub(marked, line)
 
 
 RESULTS_ARG = re.compile(r"\bpath=(data/[\w.-]+\.json)\b")
@@ -120,7 +141,7 @@ def provenance(markdown: str, docs_dir: Path, page_uri: str) -> str:
     files = [f"[{Path(f).name}]({up}{f})" for f in shown_files(markdown)]
     if not runs and not files:
         return ""
-    lines = ['<div class="page-provenance" markdown>', ""]
+    lines = ['<div class="page-provenance" data-rendered="provenance" markdown>', ""]
     if runs:
         lines += ["**Measured:** " + "; ".join(runs) + ".", ""]
     if files:

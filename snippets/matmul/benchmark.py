@@ -3,7 +3,10 @@
 Variants: `cuda_c` runs the built CUDA C binary (snippets/matmul/sgemm.cu, built with cuBLAS),
 which checks and times its own kernels and cuBLAS FP32, TF32 and BF16 on the same inputs and
 prints one `BENCH {json}` line per measurement; `numba/<kernel>` for each Numba kernel;
-`triton` for the Triton kernel (BF16 inputs). Run it with:
+`triton` and `triton_tma` for the Triton kernels (BF16 inputs); `torch/cublas_fp32` and
+`torch/cublas_bf16`, cuBLAS through PyTorch, timed in the same process just before the Numba and
+the Triton kernels they are compared with. MATMUL_TUNE=1 also runs the binary's tuning instances
+at every size. Run it with:
 
     nvcc -O3 -arch=sm_90a -DWITH_CUBLAS -o build/sgemm snippets/matmul/sgemm.cu -lcublas
     MATMUL_SGEMM=build/sgemm python snippets/bench/run.py matmul --output matmul.json
@@ -29,9 +32,14 @@ import sgemm_numba as sg  # the teaching file beside this one (this script's own
 
 # --8<-- [start:register]
 SIZES = {"1024": (1024, 1024, 1024), "2048": (2048, 2048, 2048), "4096": (4096, 4096, 4096),
-         "odd": (3001, 4099, 2053)}  # odd: no dimension a multiple of a tile or of 4
+         "odd": (3001, 4099, 2053),  # odd: no dimension a multiple of a tile or of 4
+         "8192": (8192, 8192, 8192)}
+BIG = 8192  # at this size only the last kernel of each kind runs (and cuBLAS)
 # Triton takes torch tensors (also in its interpreter): without both, its variant is left out.
 HAVE_TRITON = all(importlib.util.find_spec(name) for name in ("torch", "triton"))
+# cuBLAS through PyTorch needs a GPU: not in the simulator or Triton's interpreter.
+HAVE_TORCH_GPU = (HAVE_TRITON and not sg.SIMULATOR
+                  and os.environ.get("TRITON_INTERPRET") != "1")
 NOTE = "" if HAVE_TRITON else "triton left out: torch and triton are not both installed here"
 CASES = {name: Case({"m": m, "n": n, "k": k}, note=NOTE) for name, (m, n, k) in SIZES.items()}
 CASES["smoke"] = Case({"m": 40, "n": 36, "k": 20}, default=False, note=NOTE)  # the simulator
@@ -43,9 +51,12 @@ STEPS = {"naive": ("1", "naive"), "coalesced": ("2", "coalesced"),
          "warptile": ("7", "warp tiles, double buffer"),
          "tensor_core": ("8", "tensor cores, mma.sync (BF16)"),
          "wgmma": ("9", "tensor cores, wgmma + TMA (BF16)")}
-# The binary's tuning instances, by the names of the KERNELS table of kernels.cuh.
-TUNING = re.findall(r'\{"((?:wt|tc|wgmma)_\w+)"',
-                    (Path(__file__).with_name("kernels.cuh")).read_text())
+# The binary's tuning instances: the names the WT, TC and WG macros of kernels.cuh make.
+_TABLE = (Path(__file__).with_name("kernels.cuh")).read_text().split("const Kernel KERNELS")[1]
+_FORMS = {"WT": "wt_{}x{}x{}_{}x{}_{}x{}_{}x{}_{}_{}_g{}_k{}", "TC": "tc_{}x{}x{}_{}x{}_s{}_g{}",
+          "WG": "wgmma_s{}_g{}_f{}_k{}"}
+TUNING = [_FORMS[m].format(*re.findall(r"\d+", args))
+          for m, args in re.findall(r"\b(WT|TC|WG)\(([\d, ]+)\)", _TABLE)]
 VARIANTS = {
     "cuda_c": Variant("CUDA C (every kernel of sgemm.cu, and cuBLAS)"),
     **{f"cuda_c/{k}": Variant(f"CUDA C, {s} {name}", step=s, runs=False)
@@ -55,15 +66,22 @@ VARIANTS = {
     "cublas_fp32": Variant("cuBLAS FP32", group="ceiling", runs=False),
     "cublas_tf32": Variant("cuBLAS TF32", group="ceiling", runs=False),
     "cublas_bf16": Variant("cuBLAS BF16", group="ceiling", runs=False),
+    "torch/cublas_fp32": Variant("cuBLAS FP32, through PyTorch", group="ceiling"),
     **{v: Variant(f"Numba, {STEPS[v.split('/')[1]][0]} {STEPS[v.split('/')[1]][1]}",
                   step=STEPS[v.split("/")[1]][0]) for v in NUMBA},
-    "triton": Variant("Triton (BF16)"),
+    "torch/cublas_bf16": Variant("cuBLAS BF16, through PyTorch", group="ceiling"),
+    "triton": Variant("Triton (BF16), one tile a program", step="1"),
+    "triton_tma": Variant("Triton (BF16), persistent, TMA, autotuned", step="2"),
 }
-RUN = tuple(k for k, v in VARIANTS.items() if v.runs and (HAVE_TRITON or k != "triton"))
-CASES = {name: Case(case.params, variants=RUN, note=case.note, default=case.default)
+NEEDS = {"triton": HAVE_TRITON, "triton_tma": HAVE_TORCH_GPU,
+         "torch/cublas_fp32": HAVE_TORCH_GPU, "torch/cublas_bf16": HAVE_TORCH_GPU}
+RUN = tuple(k for k, v in VARIANTS.items() if v.runs and NEEDS.get(k, True))
+LAST = ("cuda_c", "torch/cublas_fp32", "numba/warptile", "torch/cublas_bf16", "triton_tma")
+CASES = {name: Case(case.params, note=case.note, default=case.default,
+                    variants=tuple(v for v in RUN if case.params["m"] < BIG or v in LAST))
          for name, case in CASES.items()}
-TUNE_SIZE = 4096  # the size at which the binary also runs its tuning variants
 BINARY_ENV = "MATMUL_SGEMM"  # path of the built sgemm binary (the cuda_c variant needs it)
+BIG_KERNELS = "cublas_fp32,cublas_bf16,warptile,tensor_core,wgmma"
 
 
 def inputs(p: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -79,7 +97,9 @@ def run_binary(p: dict) -> str:
     if not binary or not os.access(binary, os.X_OK):
         raise RuntimeError(f"set {BINARY_ENV} to the built sgemm binary (got {binary!r})")
     size = f"{p['m']}x{p['n']}x{p['k']}"
-    kernels = "all,tune" if p["m"] == p["n"] == p["k"] == TUNE_SIZE else "all"
+    kernels = "all" if p["m"] < BIG else BIG_KERNELS
+    if os.environ.get("MATMUL_TUNE") == "1":
+        kernels += ",tune"
     proc = subprocess.run([binary, "--bench", "--kernel", kernels, "--repeats", "10", size],
                           capture_output=True, text=True, timeout=600)
     print(proc.stdout, end="", flush=True)  # the binary's own table, for the log
@@ -92,8 +112,8 @@ def setup(variant: str, p: dict) -> Prepared:
     if variant == "cuda_c":
         return Prepared(external=lambda: run_binary(p))
     a, b = inputs(p)
-    if variant == "triton":
-        return triton_setup(a, b)
+    if variant.startswith("triton") or variant.startswith("torch/"):
+        return triton_setup(variant, a, b)
     from numba import cuda
 
     name = variant.split("/", 1)[1]
@@ -108,36 +128,51 @@ def setup(variant: str, p: dict) -> Prepared:
                     fetch=d_c.copy_to_host)
 
 
-def triton_setup(a: np.ndarray, b: np.ndarray) -> Prepared:
+def triton_setup(variant: str, a: np.ndarray, b: np.ndarray) -> Prepared:
     import matmul_triton as mt
 
     import torch
 
+    if variant == "torch/cublas_fp32":  # cuBLAS FP32 (no TF32), FP32 output
+        torch.backends.cuda.matmul.allow_tf32 = False
+        x, y = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+        out = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device="cuda")
+        return Prepared(run=lambda: torch.mm(torch.from_numpy(a).cuda(),
+                                             torch.from_numpy(b).cuda()).cpu().numpy(),
+                        kernel=lambda: torch.mm(x, y, out=out), fetch=lambda: out.cpu().numpy())
     if mt.INTERPRET:  # the CPU, in Triton's interpreter: FP32 CPU tensors
         x, y = torch.from_numpy(a), torch.from_numpy(b)
         c = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32)
         return Prepared(run=lambda: (mt.matmul_into(x, y, c), c.numpy().copy())[1],
                         kernel=lambda: mt.matmul_into(x, y, c), fetch=lambda: c.numpy().copy())
     # B is stored transposed (N x K, a Linear layer's weight), as for the CUDA C tensor-core
-    # kernels and cuBLAS BF16; the kernel gets the K x N view of it through its strides.
-    d_a = torch.from_numpy(a).cuda().to(torch.bfloat16)
-    d_b = torch.from_numpy(b.T.copy()).cuda().to(torch.bfloat16).T
-    d_c = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device="cuda")
+    # kernels and cuBLAS BF16; the kernel gets the K x N view of it through its strides. Rows
+    # are padded to a multiple of 8 elements (16 bytes, as TMA needs), as in the CUDA C runner.
+    def operands():
+        return mt.padded_bf16(torch.from_numpy(a).cuda()), mt.padded_bf16(
+            torch.from_numpy(b.T.copy()).cuda()).T
+    into = {"triton": mt.matmul_into, "triton_tma": mt.matmul_tma_into}.get(variant)
+    if variant == "torch/cublas_bf16":  # cuBLAS BF16 (BF16 output: PyTorch's mm keeps the type)
+        def into(x, y, c):
+            torch.mm(x, y, out=c)
+    out_type = torch.bfloat16 if variant == "torch/cublas_bf16" else torch.float32
+    d_a, d_b = operands()
+    d_c = torch.empty((a.shape[0], b.shape[1]), dtype=out_type, device="cuda")
 
     def run():  # copies in (BF16 rounding on the GPU), kernel, copy back
-        x = torch.from_numpy(a).cuda().to(torch.bfloat16)
-        y = torch.from_numpy(b.T.copy()).cuda().to(torch.bfloat16).T
-        out = torch.empty((a.shape[0], b.shape[1]), dtype=torch.float32, device="cuda")
-        mt.matmul_into(x, y, out)
-        return out.cpu().numpy()
-    return Prepared(run=run, kernel=lambda: mt.matmul_into(d_a, d_b, d_c),
-                    fetch=lambda: d_c.cpu().numpy())
+        x, y = operands()
+        out = torch.empty((a.shape[0], b.shape[1]), dtype=out_type, device="cuda")
+        into(x, y, out)
+        return out.float().cpu().numpy()
+    return Prepared(run=run, kernel=lambda: into(d_a, d_b, d_c),
+                    fetch=lambda: d_c.float().cpu().numpy())
 
 
 def precision(variant: str) -> str:
     """Triton takes BF16 inputs on a GPU; its interpreter (NumPy) takes FP32."""
     interpret = os.environ.get("TRITON_INTERPRET") == "1"
-    return "bf16" if variant == "triton" and not interpret else "fp32"
+    bf16 = variant.startswith("triton") or variant == "torch/cublas_bf16"
+    return "bf16" if bf16 and not interpret else "fp32"
 
 
 def tolerance(variant: str, k: int) -> float:
@@ -162,6 +197,10 @@ def counts(variant: str, p: dict, ref) -> dict:
     found = {"flops": 2 * p["m"] * p["n"] * p["k"],
              "bytes": item * (p["m"] * p["k"] + p["k"] * p["n"]) + 4 * p["m"] * p["n"],
              "extra": {"precision": precision(variant)}}
+    if variant == "triton_tma":  # the autotuner's choice for this size
+        import matmul_triton as mt
+        best = getattr(mt.matmul_tma_kernel, "best_config", None)
+        found["extra"]["config"] = str(best) if best else ""
     if variant.startswith("numba/") and not sg.SIMULATOR:  # compiled by the check run
         regs = sg.KERNELS[variant.split("/", 1)[1]].get_regs_per_thread()
         found["extra"]["registers"] = regs if isinstance(regs, int) else max(regs.values())
@@ -170,7 +209,9 @@ def counts(variant: str, p: dict, ref) -> dict:
 
 BENCHMARK = Benchmark(
     name="matmul", variants=VARIANTS, cases=CASES, setup=setup, reference=reference,
-    check=check, counts=counts, compiled=("numba/warptile", *(["triton"] if HAVE_TRITON else [])),
+    check=check, counts=counts,
+    compiled=("numba/warptile", *(["triton"] if HAVE_TRITON else []),
+              *(["triton_tma"] if HAVE_TORCH_GPU else [])),
     probe_params={"m": 64, "n": 64, "k": 64})
 # --8<-- [end:register]
 

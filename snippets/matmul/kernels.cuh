@@ -25,6 +25,19 @@ struct Kernel {
     bool published;           // in the progression (run by default); others are tuning variants
 };
 
+// Tuning instances: the macros make each name from the template arguments, so that one line
+// holds both. FP32 warp tile: wt_<BM>x<BN>x<BK>_<WM>x<WN>_<WMITER>x<WNITER>_<TM>x<TN>_<threads>
+// _<min blocks per SM>_g<group of tile rows>_k<split of K>; tensor cores (mma.sync):
+// tc_<BM>x<BN>x<BK>_<WM>x<WN>_s<stages>_g<group>; wgmma (tile 128x256x64):
+// wgmma_s<stages>_g<group>_f<groups left in flight>_k<split of K>.
+#define WT(bm, bn, bk, wm, wn, wmi, wni, tm, tn, th, mb, g, k)                                  \
+    {"wt_" #bm "x" #bn "x" #bk "_" #wm "x" #wn "_" #wmi "x" #wni "_" #tm "x" #tn "_" #th "_" #mb \
+     "_g" #g "_k" #k, launch_warptile<bm, bn, bk, wm, wn, wmi, wni, tm, tn, th, mb, g, k>}
+#define TC(bm, bn, bk, wm, wn, s, g)                                                            \
+    {"tc_" #bm "x" #bn "x" #bk "_" #wm "x" #wn "_s" #s "_g" #g, nullptr,                       \
+     launch_tc<bm, bn, bk, wm, wn, s, g>}
+#define WG(s, g, f, k) {"wgmma_s" #s "_g" #g "_f" #f "_k" #k, nullptr, launch_wgmma<s, g, f, k>}
+
 const Kernel KERNELS[] = {
     {"naive", launch_naive, nullptr, true},
     {"coalesced", launch_coalesced, nullptr, true},
@@ -32,58 +45,30 @@ const Kernel KERNELS[] = {
     {"blocktile_1d", launch_blocktile_1d, nullptr, true},
     {"blocktile_2d", launch_blocktile_2d, nullptr, true},
     {"vectorized", launch_vectorized, nullptr, true},
-    // 128x256 block tile, BK 16, 8 warps of 64x64, each lane 1x4 sub-tiles of 8x4 (128 results),
-    // one block per SM: the best of the tuning grid on the H200 (see docs/kernels/matmul.md).
-    {"warptile", launch_warptile<128, 256, 16, 64, 64, 1, 4, 8, 4, 256, 1>, nullptr, true},
+    // 8 warps of 64x64 per SM; block tile and split of K chosen per size (the wave model).
+    {"warptile", launch_warptile_auto, nullptr, true},
     // 128x128x32 block tile, 4 warps of 64x64, 4 tiles in flight, blocks in groups of 8 rows.
     {"tensor_core", nullptr, launch_tc<128, 128, 32, 64, 64, 4, 8>, true},
-    // 128x256x64 block tile, TMA + wgmma, 4 stages, blocks in groups of 8 tile rows, one group
-    // of wgmmas left running while the next is issued.
-    {"wgmma", nullptr, launch_wgmma<4, 8, 1>, true},
-    // Tuning variants, run only when named (see docs/kernels/matmul.md). FP32 warp tile:
-    // wt_<BM>x<BN>x<BK>_<WM>x<WN>_<WMITER>x<WNITER>_<TM>x<TN>_<threads>_<min blocks per SM>
-    // [_g<group of tile rows>]
-    {"wt_128x128x16_64x32_2x2_4x4_256_2", launch_warptile<128, 128, 16, 64, 32, 2, 2, 4, 4, 256, 2>},
-    {"wt_128x128x16_64x32_2x2_4x4_256_1", launch_warptile<128, 128, 16, 64, 32, 2, 2, 4, 4, 256, 1>},
-    {"wt_128x128x8_64x32_2x2_4x4_256_2", launch_warptile<128, 128, 8, 64, 32, 2, 2, 4, 4, 256, 2>},
-    {"wt_128x128x16_32x64_2x2_4x4_256_2", launch_warptile<128, 128, 16, 32, 64, 2, 2, 4, 4, 256, 2>},
-    {"wt_128x128x16_64x32_1x2_8x4_256_2", launch_warptile<128, 128, 16, 64, 32, 1, 2, 8, 4, 256, 2>},
-    {"wt_128x128x16_64x32_2x1_4x8_256_2", launch_warptile<128, 128, 16, 64, 32, 2, 1, 4, 8, 256, 2>},
-    {"wt_128x128x16_64x64_1x4_8x4_128_2", launch_warptile<128, 128, 16, 64, 64, 1, 4, 8, 4, 128, 2>},
-    {"wt_128x128x16_64x64_2x2_8x4_128_2", launch_warptile<128, 128, 16, 64, 64, 2, 2, 8, 4, 128, 2>},
-    {"wt_128x256x8_64x64_2x2_8x4_256_1", launch_warptile<128, 256, 8, 64, 64, 2, 2, 8, 4, 256, 1>},
-    {"wt_256x128x8_64x64_2x2_8x4_256_1", launch_warptile<256, 128, 8, 64, 64, 2, 2, 8, 4, 256, 1>},
-    {"wt_64x128x16_32x64_2x2_4x4_128_3", launch_warptile<64, 128, 16, 32, 64, 2, 2, 4, 4, 128, 3>},
-    {"wt_128x64x16_64x32_2x2_4x4_128_3", launch_warptile<128, 64, 16, 64, 32, 2, 2, 4, 4, 128, 3>},
-    {"wt_128x256x8_64x64_1x2_8x8_256_1", launch_warptile<128, 256, 8, 64, 64, 1, 2, 8, 8, 256, 1>},
-    {"wt_128x256x8_64x64_2x2_4x8_256_1", launch_warptile<128, 256, 8, 64, 64, 2, 2, 4, 8, 256, 1>},
-    {"wt_128x256x8_64x64_1x4_8x4_256_1", launch_warptile<128, 256, 8, 64, 64, 1, 4, 8, 4, 256, 1>},
-    {"wt_128x256x16_64x64_2x2_8x4_256_1", launch_warptile<128, 256, 16, 64, 64, 2, 2, 8, 4, 256, 1>},
-    {"wt_128x256x16_64x64_1x2_8x8_256_1", launch_warptile<128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1>},
-    {"wt_256x128x16_64x64_1x4_8x4_256_1", launch_warptile<256, 128, 16, 64, 64, 1, 4, 8, 4, 256, 1>},
-    {"wt_128x256x8_64x64_2x2_8x4_256_1_g8",
-     launch_warptile<128, 256, 8, 64, 64, 2, 2, 8, 4, 256, 1, 8>},
-    {"wt_256x128x8_64x64_2x2_8x4_256_1_g8",
-     launch_warptile<256, 128, 8, 64, 64, 2, 2, 8, 4, 256, 1, 8>},
-    // Tensor-core tile: tc_<BM>x<BN>x<BK>_<WM>x<WN>_s<stages>[_g<group of tile rows>]
-    {"tc_128x128x32_64x64_s3", nullptr, launch_tc<128, 128, 32, 64, 64, 3>},
-    {"tc_128x128x32_64x64_s4", nullptr, launch_tc<128, 128, 32, 64, 64, 4>},
-    {"tc_128x128x32_64x32_s3", nullptr, launch_tc<128, 128, 32, 64, 32, 3>},
-    {"tc_128x128x32_64x32_s4", nullptr, launch_tc<128, 128, 32, 64, 32, 4>},
-    {"tc_128x256x32_64x64_s3", nullptr, launch_tc<128, 256, 32, 64, 64, 3>},
-    {"tc_256x128x32_64x64_s3", nullptr, launch_tc<256, 128, 32, 64, 64, 3>},
-    {"tc_128x128x64_64x64_s3", nullptr, launch_tc<128, 128, 64, 64, 64, 3>},
-    {"tc_128x256x64_64x64_s3", nullptr, launch_tc<128, 256, 64, 64, 64, 3>},
-    {"tc_128x256x32_64x64_s4", nullptr, launch_tc<128, 256, 32, 64, 64, 4>},
-    {"tc_128x128x32_64x64_s3_g8", nullptr, launch_tc<128, 128, 32, 64, 64, 3, 8>},
-    {"tc_128x128x64_64x64_s3_g8", nullptr, launch_tc<128, 128, 64, 64, 64, 3, 8>},
-    {"tc_128x256x32_64x64_s3_g8", nullptr, launch_tc<128, 256, 32, 64, 64, 3, 8>},
-    {"tc_128x128x32_64x64_s3_g16", nullptr, launch_tc<128, 128, 32, 64, 64, 3, 16>},
-    // wgmma tile (always 128x256x64): wgmma_s<stages>_g<group of tile rows>_f<groups in flight>
-    {"wgmma_s4_g8_f0", nullptr, launch_wgmma<4, 8, 0>},
-    {"wgmma_s3_g8_f1", nullptr, launch_wgmma<3, 8, 1>},
-    {"wgmma_s4_g1_f1", nullptr, launch_wgmma<4, 1, 1>},
-    {"wgmma_s4_g16_f1", nullptr, launch_wgmma<4, 16, 1>},
+    // 128x256x64 block tile, TMA + wgmma, 4 stages, groups of 8 tile rows, no group left in
+    // flight, K never split: the tuning run's best at 4096^3 and 8192^3 (splitting K, which the
+    // wave model asks for at 1024^3, was slower at every size: docs/kernels/matmul-tensor-cores.md).
+    {"wgmma", nullptr, launch_wgmma<4, 8, 0>, true},
+    // The published FP32 tiles, each split 1 to 4 ways, and their neighbours at 4096^3.
+    WT(128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1, 1), WT(128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1, 2),
+    WT(128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1, 3), WT(128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1, 4),
+    WT(256, 128, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1, 1), WT(256, 128, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1, 2),
+    WT(256, 128, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1, 4), WT(128, 256, 8, 64, 64, 1, 2, 8, 8, 256, 1, 1, 1),
+    WT(128, 256, 16, 64, 64, 2, 2, 8, 4, 256, 1, 1, 1), WT(256, 128, 16, 64, 64, 1, 4, 8, 4, 256, 1, 1, 1),
+    WT(128, 128, 16, 64, 64, 2, 2, 8, 4, 128, 2, 1, 1), WT(128, 128, 16, 64, 64, 2, 2, 8, 4, 128, 2, 1, 4),
+    WT(128, 128, 16, 64, 32, 2, 2, 4, 4, 256, 1, 1, 1), WT(128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 8, 1),
+    WT(128, 128, 8, 64, 32, 2, 2, 4, 4, 256, 2, 1, 1),  // the Numba kernel's tiles
+    // Tensor cores with mma.sync, and wgmma: pipeline depth, tile order, split.
+    TC(128, 128, 32, 64, 64, 3, 8), TC(128, 128, 64, 64, 64, 3, 8), TC(128, 256, 64, 64, 64, 3, 1),
+    TC(128, 128, 32, 64, 64, 4, 1), WG(4, 8, 0, 1), WG(4, 8, 1, 1), WG(3, 8, 1, 1), WG(4, 1, 0, 1),
+    WG(4, 16, 0, 1), WG(4, 8, 0, 2), WG(4, 8, 0, 4), WG(4, 8, 1, 2), WG(4, 8, 1, 4), WG(3, 8, 0, 4),
 };
+#undef WT
+#undef TC
+#undef WG
 constexpr int N_KERNELS = sizeof(KERNELS) / sizeof(KERNELS[0]);
 // --8<-- [end:launch]

@@ -9,12 +9,18 @@ on an H100/H200 the tensor-core instructions (wgmma). Check against float64 NumP
 
 Without a GPU, TRITON_INTERPRET=1 runs the same kernel on the CPU, in Triton's interpreter
 (small sizes only; it takes PyTorch CPU tensors, FP32 there).
+
+The second kernel, `matmul_tma_kernel`, is the Hopper form that Triton's tutorial "Persistent
+Matmul" (python/tutorials/09-persistent-matmul.py) describes: one program per SM, each walking
+over many tiles of C, its tiles of A and B copied by TMA through tensor descriptors, and its
+tile sizes autotuned per size (`--tma` checks it; GPU only).
 """
 
 # --8<-- [start:imports]
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import os
 import sys
@@ -86,6 +92,78 @@ def matmul_into(a, b, c, config=None) -> None:
 # --8<-- [end:launch]
 
 
+# --8<-- [start:tma]
+# (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages) that the autotuner tries at each
+# new (M, N, K): big tiles for big sizes, smaller ones that give 1024^3 enough tiles for 132 SMs.
+TMA_CONFIGS = [(128, 256, 64, 8, 8, 3), (128, 256, 64, 8, 8, 4), (256, 128, 64, 8, 8, 3),
+               (128, 128, 64, 8, 4, 4), (128, 128, 64, 8, 8, 4), (128, 128, 128, 8, 8, 3),
+               (64, 128, 64, 8, 4, 4), (64, 256, 64, 8, 4, 4)]
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
+                                         "GROUP_M": g}, num_warps=w, num_stages=s)
+                          for bm, bn, bk, g, w, s in TMA_CONFIGS], key=["M", "N", "K"])
+@triton.jit
+def matmul_tma_kernel(a_ptr, bt_ptr, c_ptr, M, N, K, lda, ldb, ldc, NUM_SMS: tl.constexpr,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                      GROUP_M: tl.constexpr):
+    # A (M x K) and B^T (N x K) are both read along K, through tensor descriptors: each load of
+    # a tile becomes one TMA copy into shared memory (zeros past the edges), which wgmma reads.
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[lda, 1],
+                                       block_shape=[BLOCK_M, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(bt_ptr, shape=[N, K], strides=[ldb, 1],
+                                       block_shape=[BLOCK_N, BLOCK_K])
+    tiles_m, tiles_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
+    per_group = GROUP_M * tiles_n
+    # Persistent: NUM_SMS programs, program p takes tiles p, p + NUM_SMS, ... in grouped order.
+    for tile in tl.range(tl.program_id(0), tiles_m * tiles_n, NUM_SMS, flatten=True):
+        first_m = (tile // per_group) * GROUP_M
+        group_m = min(tiles_m - first_m, GROUP_M)
+        pid_m = first_m + (tile % per_group) % group_m
+        pid_n = (tile % per_group) // group_m
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_K)):
+            a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+            b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K])
+            acc = tl.dot(a, b.T, acc)
+        rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        tl.store(c_ptr + rm[:, None] * ldc + rn[None, :], acc,
+                 mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def padded_bf16(x):
+    """x (rows x cols) as BF16 in rows padded to a multiple of 8 elements (16 bytes, which TMA
+    needs for every row stride): a view of the first cols columns."""
+    rows, cols = x.shape
+    out = torch.zeros((rows, -(-cols // 8) * 8), dtype=torch.bfloat16, device=x.device)
+    out[:, :cols] = x
+    return out[:, :cols]
+
+
+@functools.cache
+def gpu_setup(device) -> int:
+    """The SM count of a GPU; also gives Triton the allocator for the scratch memory in which
+    the kernel makes its tensor descriptors (once per process: it costs time on every call)."""
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
+                                                                 device=device))
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def matmul_tma_into(a, b, c) -> None:
+    """c = a @ b on the GPU: a (M x K) and b.T (N x K) BF16 with unit stride along K and rows
+    16-byte aligned (padded_bf16 makes them), c FP32 (M x N) with unit column stride."""
+    (m, k), n = a.shape, b.shape[1]
+    if a.stride(1) != 1 or b.stride(0) != 1 or c.stride(1) != 1:
+        raise ValueError("a and b.T must be contiguous along K, c along N")
+    sms = gpu_setup(a.device)
+
+    def grid(meta):
+        return (min(sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)
+    matmul_tma_kernel[grid](a, b, c, m, n, k, a.stride(0), b.stride(1), c.stride(0), NUM_SMS=sms)
+# --8<-- [end:tma]
+
+
 # --8<-- [start:check]
 def tolerance(precision: str, k: int) -> float:
     """Relative Frobenius error bound: BF16 inputs carry 8 significant bits (4 units of their
@@ -100,16 +178,20 @@ def relative_error(c: np.ndarray, ref: np.ndarray) -> float:
     return float(np.linalg.norm(c - ref) / np.linalg.norm(ref))
 
 
-def run_checked(m: int, n: int, k: int, seed: int = 0) -> tuple[float, float, str]:
+def run_checked(m: int, n: int, k: int, seed: int = 0,
+                tma: bool = False) -> tuple[float, float, str]:
     """(relative error, bound, precision) of one product of random inputs in [-1, 1)."""
     rng = np.random.default_rng(seed)
     a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
     b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
     device, dtype = ("cpu", torch.float32) if INTERPRET else ("cuda", torch.bfloat16)
-    x = torch.from_numpy(a).to(device).to(dtype)
-    y = torch.from_numpy(b).to(device).to(dtype)
     out = torch.full((m, n), float("nan"), dtype=torch.float32, device=device)
-    matmul_into(x, y, out)
+    if tma:  # B stored transposed (N x K), rows padded to 16 bytes
+        x = padded_bf16(torch.from_numpy(a).to(device))
+        matmul_tma_into(x, padded_bf16(torch.from_numpy(b.T.copy()).to(device)).T, out)
+    else:
+        matmul_into(torch.from_numpy(a).to(device).to(dtype),
+                    torch.from_numpy(b).to(device).to(dtype), out)
     c = out.cpu().numpy()
     precision = "fp32" if INTERPRET else "bf16"
     ref = a.astype(np.float64) @ b.astype(np.float64)
@@ -123,6 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("size", type=int, nargs="*", default=[256],
                         help="M [N [K]]: C (M x N) = A (M x K) @ B (K x N); N and K default "
                              "to M, M to 256")
+    parser.add_argument("--tma", action="store_true",
+                        help="check the persistent TMA kernel instead (GPU only)")
     args = parser.parse_args(argv)
     if len(args.size) > 3 or min(args.size) < 1:
         parser.error("give one to three sizes (M N K), each at least 1")
@@ -133,9 +217,11 @@ def main(argv: list[str] | None = None) -> int:
         print("error: no CUDA GPU found; to try this on the CPU, set TRITON_INTERPRET=1",
               file=sys.stderr)
         return 1
-    err, bound, precision = run_checked(m, n, k)
+    if args.tma and INTERPRET:
+        parser.error("--tma needs a GPU (TMA is hardware; the interpreter has none)")
+    err, bound, precision = run_checked(m, n, k, tma=args.tma)
     ok = err <= bound
-    print(f"triton {precision} {m}x{n}x{k}: relative error {err:.1e} "
+    print(f"triton{' tma' if args.tma else ''} {precision} {m}x{n}x{k}: relative error {err:.1e} "
           f"{'OK' if ok else 'FAILED'} (bound {bound:.1e})")
     return 0 if ok else 1
 

@@ -216,7 +216,7 @@ int main(int argc, char **argv) {
     cublasHandle_t handle;
     CUBLAS_CHECK(cublasCreate(&handle));
 #endif
-    printf("%-17s %-36s %9s %8s %8s %9s\n", "size", "kernel", "ms", "TFLOP/s", "%cuBLAS",
+    printf("%-17s %-40s %9s %8s %8s %9s\n", "size", "kernel", "ms", "TFLOP/s", "%cuBLAS",
            "rel.err");
     bool all_ok = true;
     for (Size z : sizes) {
@@ -283,7 +283,7 @@ int main(int argc, char **argv) {
             bool ok = rel <= bound;
             if (!ok) {  // a wrong kernel is reported, never timed
                 all_ok = false;
-                printf("%-17s %-36s %9s %8s %8s %9.2e  FAILED (bound %.1e)\n", label,
+                printf("%-17s %-40s %9s %8s %8s %9.2e  FAILED (bound %.1e)\n", label,
                        name.c_str(), "-", "-", "-", rel, bound);
                 if (bench_lines)
                     printf("BENCH {\"variant\": \"%s%s\", \"phase\": \"kernel\", \"samples_s\": "
@@ -300,7 +300,7 @@ int main(int argc, char **argv) {
             if (name == "cublas_bf16") base_bf16 = med;
             double base = !strcmp(precision, "fp32") || !strcmp(precision, "tf32") ? base_fp32
                                                                                     : base_bf16;
-            printf("%-17s %-36s %9.3f %8.2f %8.1f %9.2e\n", label, name.c_str(), med * 1e3,
+            printf("%-17s %-40s %9.3f %8.2f %8.1f %9.2e\n", label, name.c_str(), med * 1e3,
                    flops / med / 1e12, base > 0 ? 100.0 * base / med : NAN, rel);
             if (bench_lines) {
                 printf("BENCH {\"variant\": \"%s%s\", \"phase\": \"kernel\", \"samples_s\": [",

@@ -1,4 +1,5 @@
-// Step 7: warp tiles and double buffering, a template over every tile size (the tuning grid).
+// Step 7: warp tiles and double buffering, a template over every tile size (the tuning grid),
+// with an optional split of K across blocks for sizes whose tiles leave SMs idle.
 #pragma once
 #include "common.cuh"
 #include "06_vectorized.cuh"  // PAD
@@ -8,11 +9,13 @@
 // each warp's tile into WMITER x WNITER sub-tiles in which lane (lr, lc) owns a TM x TN piece:
 // a warp's shared-memory reads are then 8 (A) and 4 (B) contiguous float4s, with no bank
 // conflicts. Two shared-memory buffers let the global loads of tile k+1 be in flight while
-// tile k is multiplied; one barrier per step instead of two.
+// tile k is multiplied; one barrier per step instead of two. With SPLIT > 1, block z of the
+// grid's third dimension sums only its share of K and writes it to C + z * M * N (a workspace
+// that split_k_sum then adds up).
 template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
           int THREADS, int MIN_BLOCKS, int GROUP>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
-sgemm_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
+sgemm_warptile(int M, int N, int K, int k_chunk, const float *A, const float *B, float *C) {
     constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;   // one sub-tile of a warp
     constexpr int LANES_N = WSUBN / TN_;                      // lanes along a sub-tile's row
     static_assert((WSUBM / TM_) * LANES_N == 32, "a sub-tile must hold exactly 32 lanes");
@@ -31,24 +34,27 @@ sgemm_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
     block_tile<GROUP>(tile_row, tile_col);
     const int row0 = tile_row * BM_, col0 = tile_col * BN_;
     const bool a_vec = (K % 4 == 0), b_vec = (N % 4 == 0);
+    const int k_begin = blockIdx.z * k_chunk, k_end = min(K, k_begin + k_chunk);
+    C += (size_t)blockIdx.z * M * N;
 
     float4 a_stage[A_LOADS], b_stage[B_LOADS];  // the next tiles, on their way to shared memory
-    // A block whose tiles lie wholly inside A and B (all but the edge blocks, when N and K are
-    // multiples of 4) uses plain 16-byte loads: one uniform branch per tile instead of load4's
-    // guards on every float4, whose branches cost more than their instructions (they starve
-    // the warp schedulers of instructions: see "Tuning" on the page).
-    const bool inner = a_vec && b_vec && row0 + BM_ <= M && col0 + BN_ <= N;
+    // A block whose tiles lie wholly inside A and B (all but the edge blocks) loads without
+    // guards: one uniform branch per tile instead of load4's guards on every float4, whose
+    // branches cost more than their instructions (they starve the warp schedulers of
+    // instructions: see "Tuning" on the page). Rows whose length is not a multiple of 4 floats
+    // are not 16-byte aligned: four 4-byte loads then, still without guards.
+    const bool inner = row0 + BM_ <= M && col0 + BN_ <= N;
     auto fetch = [&](int k0) {
         if (inner && k0 + BK_ <= K) {
 #pragma unroll
             for (int l = 0; l < A_LOADS; ++l) {
                 int i = t + l * THREADS, r = i / (BK_ / 4), c = (i % (BK_ / 4)) * 4;
-                a_stage[l] = *reinterpret_cast<const float4 *>(&A[(size_t)(row0 + r) * K + k0 + c]);
+                a_stage[l] = load4_inside(&A[(size_t)(row0 + r) * K + k0 + c], a_vec);
             }
 #pragma unroll
             for (int l = 0; l < B_LOADS; ++l) {
                 int i = t + l * THREADS, r = i / (BN_ / 4), c = (i % (BN_ / 4)) * 4;
-                b_stage[l] = *reinterpret_cast<const float4 *>(&B[(size_t)(k0 + r) * N + col0 + c]);
+                b_stage[l] = load4_inside(&B[(size_t)(k0 + r) * N + col0 + c], b_vec);
             }
             return;
         }
@@ -81,12 +87,12 @@ sgemm_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
 
     float acc[WMITER * TM_][WNITER * TN_] = {{0.0f}};
     float a_reg[WMITER * TM_], b_reg[WNITER * TN_];
-    fetch(0);
+    fetch(k_begin);
     stash(0);
     __syncthreads();
     int buf = 0;
-    for (int k0 = 0; k0 < K; k0 += BK_) {
-        bool more = k0 + BK_ < K;
+    for (int k0 = k_begin; k0 < k_end; k0 += BK_) {
+        bool more = k0 + BK_ < k_end;
         if (more) fetch(k0 + BK_);  // global loads in flight during the arithmetic below
 #pragma unroll
         for (int kk = 0; kk < BK_; ++kk) {
@@ -136,10 +142,47 @@ sgemm_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
 }
 // --8<-- [end:warptile]
 
+// split = 1: one block per tile of C. split > 1: up to `split` blocks per tile, each over a
+// chunk of K (a multiple of BK), writing partial tiles to a workspace that split_k_sum adds
+// into C.
 template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
-          int THREADS, int MIN_BLOCKS = 2, int GROUP = 1>
-void launch_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
-    dim3 grid(CEIL_DIV(N, BN_), CEIL_DIV(M, BM_));
+          int THREADS, int MIN_BLOCKS, int GROUP>
+void run_warptile(int split, int M, int N, int K, const float *A, const float *B, float *C) {
+    const int k_chunk = CEIL_DIV(CEIL_DIV(K, split), BK_) * BK_;
+    const int splits = CEIL_DIV(K, k_chunk);  // <= split
+    dim3 grid(CEIL_DIV(N, BN_), CEIL_DIV(M, BM_), splits);
+    float *out = splits > 1 ? split_k_workspace((size_t)splits * M * N) : C;
     sgemm_warptile<BM_, BN_, BK_, WM, WN, WMITER, WNITER, TM_, TN_, THREADS, MIN_BLOCKS, GROUP>
-        <<<grid, THREADS>>>(M, N, K, A, B, C);
+        <<<grid, THREADS>>>(M, N, K, k_chunk, A, B, out);
+    if (splits > 1) split_k_sum(M, N, splits, out, C);
 }
+
+// One tuning instance: every tile size and the split fixed.
+template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
+          int THREADS, int MIN_BLOCKS = 2, int GROUP = 1, int SPLIT = 1>
+void launch_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
+    run_warptile<BM_, BN_, BK_, WM, WN, WMITER, WNITER, TM_, TN_, THREADS, MIN_BLOCKS, GROUP>(
+        SPLIT, M, N, K, A, B, C);
+}
+
+// --8<-- [start:auto]
+// The published FP32 kernel: 8 warps of 64x64 results per SM, in one of three block tiles chosen
+// per size by the wave model (common.cuh), with the choices of the tuning run:
+// - 128x256 tiles fill less than half the block slots (1024^3: 32 tiles for 132 SMs): 128x128
+//   tiles, two blocks per SM, and K split so that the blocks fill the slots;
+// - otherwise 256x128 tiles if they leave fewer slots idle in the last wave than 128x256
+//   (3001x4099x2053: exactly 3 waves against 3.09), else 128x256.
+inline void launch_warptile_auto(int M, int N, int K, const float *A, const float *B, float *C) {
+    const long slots = sm_count();  // one block per SM for the big tiles
+    const long wide = (long)CEIL_DIV(M, 128) * CEIL_DIV(N, 256);
+    const long tall = (long)CEIL_DIV(M, 256) * CEIL_DIV(N, 128);
+    const long small = (long)CEIL_DIV(M, 128) * CEIL_DIV(N, 128);
+    if (wave_use(wide, slots) < 0.5)
+        run_warptile<128, 128, 16, 64, 64, 2, 2, 8, 4, 128, 2, 1>(
+            choose_split(small, 2 * slots, K, 4, 256), M, N, K, A, B, C);
+    else if (wave_use(tall, slots) > wave_use(wide, slots) + 0.02)
+        run_warptile<256, 128, 16, 64, 64, 1, 4, 8, 4, 256, 1, 1>(1, M, N, K, A, B, C);
+    else
+        run_warptile<128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1>(1, M, N, K, A, B, C);
+}
+// --8<-- [end:auto]

@@ -57,41 +57,27 @@ __device__ __forceinline__ uint64_t descriptor(const void *tile) {
 }
 
 // d (64 x 256, FP32, 128 registers a thread) += A (64 x 16) * B (16 x 256), both from shared.
+// The instruction names its 128 accumulator registers one by one: the operand list (%0 .. %127)
+// and the constraint list ("+f"(d[0]) .. ) are spelled out by the macros below.
+#define WG_R10(t) "%" #t "0, %" #t "1, %" #t "2, %" #t "3, %" #t "4, %" #t "5, %" #t "6, %" #t "7, %" #t "8, %" #t "9, "
+#define WG_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
 __device__ __forceinline__ void wgmma_64x256x16(float (&d)[128], uint64_t a, uint64_t b) {
     asm volatile(
         "{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        WG_R10() WG_R10(1) WG_R10(2) WG_R10(3) WG_R10(4) WG_R10(5) WG_R10(6) WG_R10(7) WG_R10(8)
+        WG_R10(9) WG_R10(10) WG_R10(11) "%120, %121, %122, %123, %124, %125, %126, %127}, "
         "%128, %129, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24), WG_D8(32), WG_D8(40), WG_D8(48), WG_D8(56),
+          WG_D8(64), WG_D8(72), WG_D8(80), WG_D8(88), WG_D8(96), WG_D8(104), WG_D8(112), WG_D8(120)
         : "l"(a), "l"(b), "r"(1));
 }
+#undef WG_R10
+#undef WG_D8
 
 template <int STAGES, int GROUP, int IN_FLIGHT>
 __global__ void __launch_bounds__(384, 1)
-gemm_bf16_wgmma(int M, int N, int K, const __grid_constant__ CUtensorMap map_a,
+gemm_bf16_wgmma(int M, int N, int K, int kt_chunk, const __grid_constant__ CUtensorMap map_a,
                 const __grid_constant__ CUtensorMap map_bt, float *C) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ unsigned char smem_raw[];
@@ -100,7 +86,11 @@ gemm_bf16_wgmma(int M, int N, int K, const __grid_constant__ CUtensorMap map_a,
     unsigned char *smem = smem_raw + ((1024 - smem_addr(smem_raw) % 1024) % 1024);
     auto tile_a = [&](int s) { return smem + s * (A_BYTES + B_BYTES); };
     auto tile_b = [&](int s) { return smem + s * (A_BYTES + B_BYTES) + A_BYTES; };
-    const int wg = threadIdx.x / 128, ktiles = (K + BK - 1) / BK;
+    // Split-K (gridDim.z > 1): this block takes K tiles kt0 .. kt0 + ktiles - 1 and writes its
+    // partial tile into slice z of the workspace C (split_k_sum adds the slices).
+    const int kt0 = blockIdx.z * kt_chunk;
+    const int wg = threadIdx.x / 128, ktiles = min((K + BK - 1) / BK - kt0, kt_chunk);
+    C += (size_t)blockIdx.z * M * N;
     int tile_row, tile_col;
     block_tile<GROUP>(tile_row, tile_col);
     if (threadIdx.x == 0) {
@@ -116,8 +106,8 @@ gemm_bf16_wgmma(int M, int N, int K, const __grid_constant__ CUtensorMap map_a,
                 const int s = kt % STAGES;
                 if (kt >= STAGES) mbar_wait(&empty[s], (kt / STAGES + 1) % 2);  // stage is free
                 mbar_expect_bytes(&full[s], A_BYTES + B_BYTES);
-                tma_load(tile_a(s), &map_a, kt * BK, tile_row * BM, &full[s]);
-                tma_load(tile_b(s), &map_bt, kt * BK, tile_col * BN, &full[s]);
+                tma_load(tile_a(s), &map_a, (kt0 + kt) * BK, tile_row * BM, &full[s]);
+                tma_load(tile_b(s), &map_bt, (kt0 + kt) * BK, tile_col * BN, &full[s]);
             }
         }
         return;
@@ -200,9 +190,9 @@ static CUtensorMap tensor_map(const __nv_bfloat16 *X, int rows, int K, int ld, i
     return map;
 }
 
-template <int STAGES, int GROUP = 1, int IN_FLIGHT = 1>
-void launch_wgmma(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *Bt,
-                  int ldb, float *C) {
+template <int STAGES, int GROUP, int IN_FLIGHT>
+void run_wgmma(int split, int M, int N, int K, const __nv_bfloat16 *A, int lda,
+               const __nv_bfloat16 *Bt, int ldb, float *C) {
     constexpr int smem = STAGES * (hopper::A_BYTES + hopper::B_BYTES) + 1024;  // + alignment
     static bool opted_in = false;
     if (!opted_in) {
@@ -219,6 +209,18 @@ void launch_wgmma(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __
         map_bt = tensor_map(Bt, N, K, ldb, hopper::BN);
         last_a = A, last_b = Bt, last[0] = M, last[1] = N, last[2] = K;
     }
-    dim3 grid(CEIL_DIV(N, hopper::BN), CEIL_DIV(M, hopper::BM));
-    hopper::gemm_bf16_wgmma<STAGES, GROUP, IN_FLIGHT><<<grid, 384, smem>>>(M, N, K, map_a, map_bt, C);
+    const int ktiles = CEIL_DIV(K, hopper::BK), kt_chunk = CEIL_DIV(ktiles, split);
+    const int splits = CEIL_DIV(ktiles, kt_chunk);  // <= split
+    dim3 grid(CEIL_DIV(N, hopper::BN), CEIL_DIV(M, hopper::BM), splits);
+    float *out = splits > 1 ? split_k_workspace((size_t)splits * M * N) : C;
+    hopper::gemm_bf16_wgmma<STAGES, GROUP, IN_FLIGHT>
+        <<<grid, 384, smem>>>(M, N, K, kt_chunk, map_a, map_bt, out);
+    if (splits > 1) split_k_sum(M, N, splits, out, C);
+}
+
+// One tuning instance: pipeline depth, tile order, groups in flight and split of K fixed.
+template <int STAGES, int GROUP = 1, int IN_FLIGHT = 1, int SPLIT = 1>
+void launch_wgmma(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *Bt,
+                  int ldb, float *C) {
+    run_wgmma<STAGES, GROUP, IN_FLIGHT>(SPLIT, M, N, K, A, lda, Bt, ldb, C);
 }

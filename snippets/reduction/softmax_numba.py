@@ -1,0 +1,99 @@
+"""Row-wise softmax with Numba CUDA, built on the block reduction of reduce_numba.py: one block
+per row, the row's max, then the sum of exp(x - max), then the outputs.
+Run: python softmax_numba.py [ROWS COLS]  (no GPU: NUMBA_ENABLE_CUDASIM=1 python ...; needs
+reduce_numba.py and reduce_common.py beside it)"""
+import argparse
+import math
+
+# --8<-- [start:imports]
+import numpy as np
+from numba import cuda, float32
+
+from reduce_numba import MAX, NEG_INF, SUM, ZERO, block_reduce
+# --8<-- [end:imports]
+
+THREADS = 256
+PER_THREAD = 16  # elements of a row each thread holds: rows of up to 16 * THREADS = 4096
+U = 2.0**-24
+
+
+# --8<-- [start:softmax]
+@cuda.jit
+def softmax_rows(x, y):
+    row, t, step = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    m = NEG_INF
+    for j in range(t, x.shape[1], step):
+        m = max(m, x[row, j])
+    m = block_reduce(m, MAX)   # the row's max, in every thread: exp(x - m) <= 1 cannot overflow
+    s = ZERO
+    for j in range(t, x.shape[1], step):  # the row was just read: these loads hit the cache
+        s += math.exp(x[row, j] - m)
+    s = block_reduce(s, SUM)
+    for j in range(t, x.shape[1], step):
+        y[row, j] = math.exp(x[row, j] - m) / s
+# --8<-- [end:softmax]
+
+
+# --8<-- [start:held]
+@cuda.jit
+def softmax_rows_held(x, y):
+    row, t, step = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    v = cuda.local.array(PER_THREAD, float32)  # this thread's elements, kept in registers
+    for k in range(PER_THREAD):  # 16 independent loads in flight before the first is used
+        j = t + k * step
+        v[k] = x[row, j] if j < x.shape[1] else NEG_INF
+    m = NEG_INF
+    for k in range(PER_THREAD):
+        m = max(m, v[k])
+    m = block_reduce(m, MAX)
+    s = ZERO
+    for k in range(PER_THREAD):
+        v[k] = math.exp(v[k] - m)  # once per element; exp(-inf) = 0 for the padding
+        s += v[k]
+    s = block_reduce(s, SUM)
+    for k in range(PER_THREAD):
+        j = t + k * step
+        if j < x.shape[1]:
+            y[row, j] = v[k] / s
+# --8<-- [end:held]
+
+
+def softmax(d_x, d_y, threads: int = THREADS, held: bool = False):
+    """One block of `threads` per row; held=True: the row stays in registers (one read)."""
+    if held and d_x.shape[1] > PER_THREAD * threads:
+        raise ValueError(f"rows longer than {PER_THREAD * threads} need more threads per block")
+    (softmax_rows_held if held else softmax_rows)[d_x.shape[0], threads](d_x, d_y)
+
+
+# --8<-- [start:check]
+def relative_error_bound(cols: int, spread: float, threads: int = THREADS) -> float:
+    """Per element: the sum's tree (cols/threads serial adds, then log2(threads) levels), plus
+    |x - max| * u from rounding x - max before exp, plus a few roundings (exp's own error of up
+    to 2 ulp, the division), each in units of u = 2^-24."""
+    return (math.ceil(cols / threads) + math.log2(threads) + spread + 4) * U
+
+
+def check(y: np.ndarray, x: np.ndarray, threads: int = THREADS) -> float:
+    """The largest relative error of y against a float64 softmax of x; raises ValueError when
+    it is above the bound."""
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    error = float(np.max(np.abs(y - want) / want))
+    bound = relative_error_bound(x.shape[1], float(np.ptp(x, axis=1).max()), threads)
+    if not error <= bound:
+        raise ValueError(f"softmax off by {error:.3g} (relative), more than its bound {bound:.3g}")
+    return error
+# --8<-- [end:check]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="Check the Numba softmax against float64 NumPy.")
+    parser.add_argument("shape", nargs="*", type=int, default=[2, 100], help="ROWS COLS")
+    rows, cols = parser.parse_args().shape
+    x = np.random.default_rng(0).uniform(-4, 4, (rows, cols)).astype(np.float32)
+    for held in (False, True):
+        d_y = cuda.device_array_like(x)
+        softmax(cuda.to_device(x), d_y, held=held)
+        print(f"OK ({'held in registers' if held else 'three passes'}): {rows} rows of {cols}, "
+              f"largest relative error {check(d_y.copy_to_host(), x):.3g}")

@@ -1,0 +1,198 @@
+"""Reductions: every Numba kernel of the lesson on the CUDA simulator (tiny sizes, blocks of one
+and two warps), the exact inputs and the error bound, the softmax kernels, the benchmark's
+checks, the CUDA C program's argument handling, and (on a GPU) the CUDA C program itself."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from numba import cuda  # module level: the CUDA simulator swaps this name inside kernels
+
+from helpers import HAS_GPU, ROOT, SNIPPETS, load_benchmark, load_snippet
+
+common = load_snippet("reduction/reduce_common.py")
+lesson = load_snippet("reduction/reduce_numba.py")
+softmax = load_snippet("reduction/softmax_numba.py")
+STEPS = ("atomic", "shared", "shuffle", "vector", "one_pass")
+
+
+def device_sum(variant: str, x: np.ndarray, threads: int) -> float:
+    out = cuda.to_device(np.full(1, np.nan, np.float32))
+    lesson.total(variant, cuda.to_device(x), out, threads)
+    return float(out.copy_to_host()[0])
+
+
+@pytest.mark.parametrize("variant", STEPS)
+@pytest.mark.parametrize("n", [1, 6, 131])
+def test_every_step_adds_every_element_once(variant, n, threads=32):
+    # Small whole numbers: every partial sum is exact in float32, whatever the order, so a
+    # kernel that skips or repeats an element is off by at least 1.
+    x = np.random.default_rng(n).integers(-3, 4, n).astype(np.float32)
+    x[-1] = 100.0  # the last element (a leftover of the 16-byte loads when n % 4 != 0) counts
+    assert device_sum(variant, x, threads) == float(np.sum(x, dtype=np.float64))
+
+
+@pytest.mark.parametrize("variant", ("shuffle", "one_pass"))
+def test_random_inputs_stay_within_the_bound(variant):
+    x = common.make_input(517, seed=3)
+    error, bound = common.check_sum(device_sum(variant, x, 64), x, lesson.depth(variant, 517, 64))
+    assert error <= bound < 1e-3 * np.abs(x).sum()
+
+
+def test_one_pass_resets_its_counter_for_the_next_launch():
+    x = common.make_input(300, seed=4)
+    assert device_sum("one_pass", x, 32) == device_sum("one_pass", x, 32)
+
+
+def test_read_only_kernel_never_stores():
+    out = cuda.to_device(np.full(1, 7.0, np.float32))
+    lesson.total("read_vector", cuda.to_device(common.make_input(200)), out, 32)
+    assert out.copy_to_host()[0] == 7.0
+
+
+def test_inputs_are_exact_and_their_float64_sum_is_exact():
+    x = common.make_input(10_000, seed=1)
+    assert x.dtype == np.float32 and -1 <= x.min() and x.max() < 1
+    assert np.all(x * 2.0**23 == np.round(x * 2.0**23))  # on the 2^-23 grid
+    assert common.exact_sum(x) == math.fsum(x.astype(np.float64))
+
+
+def test_error_bound_grows_with_depth_and_ends_where_hu_reaches_one():
+    assert common.error_bound(8, 100.0) == pytest.approx(8 * 2.0**-24 * 100.0, rel=1e-6)
+    assert common.error_bound(8, 1.0) < common.error_bound(1000, 1.0)
+    assert common.error_bound(2**24, 1.0) == math.inf
+    with pytest.raises(ValueError, match="more than its bound"):
+        common.check_sum(1.0, np.zeros(4, np.float32), depth=2)
+
+
+def test_depths_follow_the_launch():
+    n = 2**20
+    assert lesson.depth("atomic", n) == n
+    assert lesson.depth("shared", n) == 8 + n // 256
+    assert lesson.depth("vector", n) < lesson.depth("shared", n)
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_softmax_rows_sum_to_one_within_the_bound(held):
+    x = np.random.default_rng(2).uniform(-4, 4, (2, 70)).astype(np.float32)
+    x[1, 5] = 30.0  # one large entry: the max subtraction keeps exp finite
+    d_y = cuda.device_array_like(x)
+    softmax.softmax(cuda.to_device(x), d_y, threads=32, held=held)
+    y = d_y.copy_to_host()
+    assert softmax.check(y, x, threads=32) <= softmax.relative_error_bound(70, 34.0, 32)
+    assert np.allclose(y.sum(axis=1), 1.0, atol=1e-5)
+
+
+def test_softmax_check_catches_a_wrong_row():
+    x = np.random.default_rng(5).uniform(-1, 1, (2, 8)).astype(np.float32)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    y = (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+    y[1] = y[1][::-1]
+    with pytest.raises(ValueError, match="more than its bound"):
+        softmax.check(y, x)
+
+
+def test_held_softmax_refuses_rows_longer_than_it_holds():
+    x = cuda.to_device(np.zeros((1, 16 * 32 + 1), np.float32))
+    with pytest.raises(ValueError, match="rows longer than 512"):
+        softmax.softmax(x, cuda.device_array_like(x), threads=32, held=True)
+
+
+def test_benchmark_checks_hold_sums_to_their_bounds():
+    bench = load_benchmark("reduction")
+    x = common.make_input(4096)
+    ref = {"x": x, "exact": common.exact_sum(x), "abs_sum": float(np.abs(x).sum())}
+    good = bench.check("numba_vector", ref["exact"] + 1e-6, ref)
+    bad = bench.check("numba_vector", ref["exact"] + 1.0, ref)
+    assert good["ok"] and not bad["ok"] and bad["bound"] < 1.0
+    assert bench.check("cuda_c_read_vector", None, ref)["ok"]
+    assert bench.counts("numba_vector", {"n": 4096}, ref)["bytes"] == 4 * 4096
+    steps = {v.step for v in bench.VARIANTS.values() if v.step}
+    assert steps == {"1", "2", "3", "4", "5"}
+
+
+# ---------------------------------------------------------------- CUDA C
+
+@pytest.fixture(scope="module")
+def cuda_binary(tmp_path_factory):
+    nvcc = shutil.which("nvcc") or pytest.skip("nvcc is not on PATH")
+    exe = tmp_path_factory.mktemp("reduce") / "reduce"
+    proc = subprocess.run([nvcc, "-O3", "-arch=sm_90", "-o", str(exe),
+                           str(SNIPPETS / "reduction/reduce.cu")], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return exe
+
+
+def test_cuda_c_fails_loudly_without_a_gpu(cuda_binary):
+    if HAS_GPU:
+        pytest.skip("this machine has a GPU; the gpu test covers it")
+    out = subprocess.run([str(cuda_binary), "1000"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1 and out.stderr.startswith("CUDA error: cudaError")
+    assert "OK" not in out.stdout
+
+
+@pytest.mark.parametrize("args", [["0"], ["abc"], ["1000", "5"], ["--bogus"], ["1", "20", "3"]])
+def test_cuda_c_rejects_bad_arguments(cuda_binary, args):
+    out = subprocess.run([str(cuda_binary), *args], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and out.stderr.startswith("error:") and out.stdout == ""
+
+
+@pytest.mark.gpu
+def test_cuda_c_on_the_gpu(cuda_binary):
+    out = subprocess.run([str(cuda_binary), "1000003", "10"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "OK: every sum within its bound" in out.stdout
+
+
+# ---------------------------------------------------------------- the committed results
+
+def committed(name: str) -> dict:
+    from bench.results import load_results
+
+    path = ROOT / "docs/data" / name
+    if not path.is_file():
+        pytest.skip(f"docs/data/{name} is not measured yet")
+    return load_results(path)
+
+
+def test_committed_sums_are_within_their_bounds():
+    doc = committed("reduction-h200.json")
+    checked = 0
+    for m in (m for m in doc["measurements"] if m.get("error", {}).get("metric") == "abs_error"):
+        bound = m["error"].get("bound", m.get("extra", {}).get("bound"))
+        if bound is not None:
+            assert m["error"]["value"] <= bound, (m["case"], m["variant"])
+            checked += 1
+    assert checked >= 10
+
+
+@pytest.mark.parametrize("toolkit", ["cuda_c", "numba"])
+def test_committed_best_sum_reaches_the_bar_of_the_read_ceiling_in_every_round(toolkit):
+    # Issue 34's bar: the best sum at >= 90 % of the fastest read-only kernel of its round.
+    from bench.results import share_of_best
+
+    ratios = share_of_best(committed("reduction-h200.json"), "read")
+    for case in ("gpu-1", "gpu-2"):
+        best = max(ratios[case][f"{toolkit}_{step}"] for step in ("vector", "one_pass"))
+        assert best >= 0.90, (case, toolkit, best)
+
+
+def test_renderers_show_every_step_and_every_fp8_row():
+    import renderers
+
+    docs = ROOT / "docs"
+    table = renderers.get("reduction_table")(docs, "data/reduction-h200.json", case="gpu-1",
+                                             predictions="data/reduction-predictions.csv")
+    steps = [line.split("|")[1].strip() for line in table.splitlines()[2:]]
+    assert sorted(s for s in steps if s != "–") == ["1", "1", "2", "2", "3", "3", "4", "4", "5", "5"]
+    assert "atomic adds to one address" in table  # step 1's prediction, from the CSV
+    fp8_rows = renderers.get("fp8_table")(docs, "data/fp8-h200.json").splitlines()[2:]
+    assert len(fp8_rows) == 9
+    value = renderers.get_value("reduction.figure")
+    assert value(docs, "data/reduction-h200.json", "gpu-1", "ceiling", "pct") == "100&nbsp;%"
