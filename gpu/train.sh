@@ -1,34 +1,58 @@
 #!/usr/bin/env bash
-# train.py as a reader runs it, on the GPU machine (issue 29): 25,000 image files at 64x64
-# (Kaggle's training-set size) written by make_dataset.py, then train.py under Keras on JAX,
-# first at its default batch (32), then at 256, with nvidia-smi sampling the GPU every 250 ms.
-# Writes into $RESULTS_DIR: train-dataset.txt (make_dataset's output and its wall time),
-#   train-b32-log.txt / train-b32-history.json, train-b256-log.txt / train-b256-history.json
-#   (train.py's history: seconds per epoch), train-smi.csv (the samples).
+# Training on the GPU machine (issue 29), Keras on JAX (no TensorFlow there):
+# 1. the climb: `run.py keras --cases climb` (climb.py, climb_torch.py, climb_bench.py): every
+#    row, the PyTorch anchor and the CPU rows in one process, with a profiler trace of each GPU
+#    row -> keras-climb-h200.json, climb-log.txt.
+# 2. train.py as a reader runs it: 25,000 PNG files at 64x64 from make_dataset.py, then
+#    train.py --batch-size 1024 --mixed-precision for 6 epochs with validation and checkpoints ->
+#    train-dataset.txt, train-log.txt, train-history.json (seconds per epoch), train-smi.csv.
+# 3. "top" (on request): the climb's last rows again with the step the profile pointed to next
+#    -> keras-climb-top-h200.json, climb-top-log.txt.
+# TRAIN_PARTS (default "climb files") picks the parts.
 set -u
 : "${RESULTS_DIR:?set RESULTS_DIR to an empty folder for the outputs}"
 cd "$(dirname "$0")/.."
 export KERAS_BACKEND=jax TF_CPP_MIN_LOG_LEVEL=2 PYTHONUNBUFFERED=1
-work=$(mktemp -d)
-trap 'kill "${smi:-0}" 2>/dev/null; rm -rf "$work"' EXIT
+export XLA_PYTHON_CLIENT_PREALLOCATE=false  # JAX and PyTorch share the GPU in the climb
+parts=${TRAIN_PARTS:-climb files}
 status=0
-start=$(date +%s.%N)
-timeout 150 python3 snippets/keras/make_dataset.py "$work/data" --images 12500 --size 64 \
-    > "$RESULTS_DIR/train-dataset.txt" 2>&1 || status=1
-echo "make_dataset: $(python3 -c "import sys; print(round(float(sys.argv[1]) - float(sys.argv[2]), 1))" "$(date +%s.%N)" "$start") s wall; $(find "$work/data" -type f | wc -l) files" \
-    | tee -a "$RESULTS_DIR/train-dataset.txt"
-nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,nounits \
-    --loop-ms=250 > "$RESULTS_DIR/train-smi.csv" &
-smi=$!
-for batch in 32 256; do
-    echo "# train.py --batch-size $batch starts at unix $(date +%s.%N)" >> "$RESULTS_DIR/train-smi.csv"
+wall() { python3 -c "import sys, time; print(round(time.time() - float(sys.argv[1]), 1))" "$1"; }
+
+if [[ " $parts " == *" climb "* ]]; then
     start=$(date +%s.%N)
-    timeout 200 python3 snippets/keras/train.py "$work/data" --output-dir "$work/run-$batch" \
-        --epochs 4 --batch-size "$batch" 2>&1 | grep -v '^[WI]0000' \
-        | tee "$RESULTS_DIR/train-b$batch-log.txt"
+    timeout 300 python3 snippets/bench/run.py keras --cases climb --compile-runs 0 \
+        --output "$RESULTS_DIR/keras-climb-h200.json" 2>&1 | grep -v '^[WI]0000' \
+        | tee "$RESULTS_DIR/climb-log.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-    echo "train.py --batch-size $batch: $(python3 -c "import sys; print(round(float(sys.argv[1]) - float(sys.argv[2]), 1))" "$(date +%s.%N)" "$start") s wall" \
-        | tee -a "$RESULTS_DIR/train-b$batch-log.txt"
-    cp "$work/run-$batch/history.json" "$RESULTS_DIR/train-b$batch-history.json" 2>/dev/null || status=1
-done
+    echo "climb: $(wall "$start") s wall" | tee -a "$RESULTS_DIR/climb-log.txt"
+fi
+
+if [[ " $parts " == *" top "* ]]; then  # the climb's top rows again, with the next step
+    timeout 150 python3 snippets/bench/run.py keras --cases climb-top --compile-runs 0 \
+        --output "$RESULTS_DIR/keras-climb-top-h200.json" 2>&1 | grep -v '^[WI]0000' \
+        | tee "$RESULTS_DIR/climb-top-log.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+
+if [[ " $parts " == *" files "* ]]; then
+    work=$(mktemp -d)
+    trap 'kill "${smi:-0}" 2>/dev/null; rm -rf "$work"' EXIT
+    start=$(date +%s.%N)
+    timeout 90 python3 snippets/keras/make_dataset.py "$work/data" --images 12500 --size 64 \
+        > "$RESULTS_DIR/train-dataset.txt" 2>&1 || status=1
+    echo "make_dataset: $(wall "$start") s wall; $(find "$work/data" -type f | wc -l) files" \
+        | tee -a "$RESULTS_DIR/train-dataset.txt"
+    nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,nounits \
+        --loop-ms=250 > "$RESULTS_DIR/train-smi.csv" &
+    smi=$!
+    echo "# train.py starts at unix $(date +%s.%N)" >> "$RESULTS_DIR/train-smi.csv"
+    start=$(date +%s.%N)
+    timeout 150 python3 snippets/keras/train.py "$work/data" --output-dir "$work/run" \
+        --epochs 6 --batch-size 1024 --mixed-precision 2>&1 | grep --line-buffered -v '^[WI]0000' \
+        | while IFS= read -r line; do printf '%s %s\n' "$(date +%s.%N)" "$line"; done \
+        | tee "$RESULTS_DIR/train-log.txt"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+    echo "train.py: $(wall "$start") s wall" | tee -a "$RESULTS_DIR/train-log.txt"
+    cp "$work/run/history.json" "$RESULTS_DIR/train-history.json" 2>/dev/null || status=1
+fi
 exit $status

@@ -20,8 +20,8 @@ import pytest
 
 from helpers import ROOT, SNIPPETS, load_benchmark, load_snippet, run_snippet
 
-TRAIN, PREDICT, MAKE, MODEL, PROFILE = (f"keras/{name}.py" for name in (
-    "train", "predict", "make_dataset", "model", "profile_step"))
+TRAIN, PREDICT, MAKE, MODEL = (f"keras/{name}.py" for name in (
+    "train", "predict", "make_dataset", "model"))
 HAS_JAX = importlib.util.find_spec("jax") is not None
 NEEDS_JAX = pytest.mark.skipif(not HAS_JAX, reason="jax is not installed (pip install jax)")
 NEEDS_TORCH = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
@@ -216,16 +216,6 @@ def test_benchmark_data_parallel_path_on_two_fake_cpus():
     assert done.stdout.split() == ["2", "True"]
 
 
-@NEEDS_JAX
-def test_profile_shows_what_xla_compiles():
-    code, out, err = backend_run("jax", PROFILE, "--batch-sizes", 8, "--steps", 2, "--cases",
-                                 "augmentation", "augmentation-jit")
-    assert code == 0, err
-    assert "augmentation: model.jit_compile = False" in out
-    assert "augmentation-jit: model.jit_compile = True" in out
-    assert "augmentation-jit: the first epoch compiled 1 XLA programs: jit(train_step)" in out
-
-
 @pytest.fixture(scope="module")
 def renderers():
     import sys
@@ -242,46 +232,6 @@ def test_history_chart_renders_the_committed_example(renderers):
     assert "data:image/svg+xml;base64," in html
     best = renderers.get_value("keras.history")
     assert best(ROOT / "docs", path="data/keras-history-example.json", fact="best") == "1.000"
-
-
-def test_throughput_table_ratios(renderers, tmp_path):
-    doc = json.loads((ROOT / "docs/data/keras-h200.json").read_text())
-    for m in doc["measurements"]:  # 20,000 images/s on the GPU, 500 on the CPU
-        rate = 500 if m["device"] == "cpu" else 20_000
-        m["median_s"] = m["min_s"] = m["max_s"] = m["work"]["images"] / rate
-    (tmp_path / "r.json").write_text(json.dumps(doc))
-    table = renderers.get("keras_throughput")(tmp_path, path="r.json")
-    assert "| GPU, float32 | on | **20,000** | 40× |" in table  # labels: the registry's
-    assert "| CPU, float32 | off | **500** | — |" in table
-    rate = renderers.get_value("keras.rate")
-    assert rate(tmp_path, path="r.json", case="gpu-plain", variant="gpu-bfloat16") == "20,000"
-    assert rate(tmp_path, path="r.json", case="gpu-augmented", variant="gpu-float32",
-                over="cpu-augmented/cpu-float32") == "40×"
-    committed = renderers.get("keras_throughput")(ROOT / "docs", path="data/keras-h200.json")
-    assert committed.count("| GPU, ") == 5 and committed.count("| CPU, ") == 2
-    doc["system"]["gpus"] = []  # an H200 table measured without a GPU is refused
-    (tmp_path / "r.json").write_text(json.dumps(doc))
-    with pytest.raises(ValueError, match="without a GPU"):
-        renderers.get("keras_throughput")(tmp_path, path="r.json")
-
-
-def test_gpu_use_chart_renders_the_committed_samples(renderers):
-    smi = "../gpu/logs/h200-2026-12-01c/keras-smi.csv"
-    html = renderers.get("keras_gpu_use")(
-        ROOT / "docs", smi=smi, log="../gpu/logs/h200-2026-12-01c/keras-runner.log", alt="use",
-        cases="gpu-augmented=A;gpu-plain=B;cpu-augmented=C;cpu-plain=D;gpu-augmented-keras-default=E")
-    assert html.startswith('<figure class="data-chart">') and 'alt="use"' in html
-    assert renderers.get_value("keras.gpu_memory")(ROOT / "docs", smi=smi).endswith(" GiB")
-
-
-def test_profile_table_and_figures_come_from_the_log(renderers):
-    path = "../gpu/logs/h200-2026-12-01/keras-profile.txt"
-    table = renderers.get("keras_profile")(ROOT / "docs", path=path,
-                                           cases="no-augmentation=plain;augmentation=augmented")
-    assert table.count("\n") == 4 and "| augmented | False |" in table
-    fact = renderers.get_value("keras.profile")
-    assert fact(ROOT / "docs", path=path, fact="alone_ms") == "39"
-    assert fact(ROOT / "docs", path=path, fact="keras") == "3.15.1"
 
 
 # As if not installed: the import fails and sys.modules never holds the name (Keras checks that).

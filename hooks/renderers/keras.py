@@ -1,14 +1,13 @@
-"""Cats vs dogs (docs/training/cats-vs-dogs.md): training curves, training throughput, the
-profile of a training step and the GPU's utilisation. The page holds the sentences."""
+"""Cats vs dogs (docs/training/cats-vs-dogs.md, climb.md): training curves, train.py's epoch
+times, the climb's table and where a step's time goes. The pages hold the sentences."""
 
 from __future__ import annotations
 
-import re
-from datetime import datetime, timezone
+import statistics
 from pathlib import Path
 
-from . import load_json, markdown_table, pairs, renderer, svg_figure, value
-from .run_details import label, load_results
+from . import load_json, markdown_table, renderer, svg_figure, value
+from .run_details import label, load_results, of_group
 
 
 @renderer("keras_history")
@@ -38,166 +37,87 @@ def keras_history(docs_dir: Path, path: str, alt: str) -> str:
 
 @value("keras.history")
 def history_fact(docs_dir: Path, path: str, fact: str) -> str:
-    """A setting of a history.json (image_size, batch_size, ...), or best / best_epoch."""
+    """A setting of a history.json (image_size, batch_size, ...), best / best_epoch / epochs,
+    first_s (epoch 1's seconds), steady_s (median of the later epochs' seconds), steady (training
+    images per second of steady_s) or train (training images per epoch)."""
     doc = load_json(docs_dir, path)
-    best = max(doc["epochs"], key=lambda e: e["val_accuracy"])
-    facts = {"best": f"{best['val_accuracy']:.3f}", "best_epoch": str(best["epoch"]),
-             "epochs": str(len(doc["epochs"]))}
-    return facts[fact] if fact in facts else str(doc[fact])
+    epochs = doc["epochs"]
+    best = max(epochs, key=lambda e: e["val_accuracy"])
+    steady = statistics.median(e["seconds"] for e in epochs[1:]) if len(epochs) > 1 else None
+    facts = {"best": lambda: f"{best['val_accuracy']:.3f}", "best_epoch": lambda: str(best["epoch"]),
+             "epochs": lambda: str(len(epochs)), "first_s": lambda: f"{epochs[0]['seconds']:.1f}",
+             "steady_s": lambda: f"{steady:.3f}", "train": lambda: f"{doc['images']['train']:,}",
+             "steady": lambda: f"{doc['images']['train'] / steady:,.0f}"}
+    return facts[fact]() if fact in facts else str(doc[fact])
 
 
-def _epochs(doc: dict) -> list[dict]:
-    """The timed epochs of a results file measured with a GPU."""
-    if not doc["system"].get("gpus"):
-        raise ValueError("the results file was measured without a GPU")
-    return [m for m in doc["measurements"] if m["phase"] in ("end_to_end", "kernel")]
-
-
-def _rate(m: dict) -> float:
-    return m["work"]["images"] / m["median_s"]
-
-
-def _rate_of(doc: dict, case: str, variant: str) -> float:
-    for m in _epochs(doc):
-        if (m["case"], m["variant"]) == (case, variant):
-            return _rate(m)
-    raise ValueError(f"no timed epoch for {case}/{variant}")
-
-
-@renderer("keras_throughput")
-def keras_throughput(docs_dir: Path, path: str) -> str:
-    """Images per second per variant and augmentation, with the ratio to the CPU."""
-    doc, _, before = load_results(docs_dir, path)
-    timed = _epochs(doc)
-    cpu = {m["params"]["augment"]: _rate(m) for m in timed if m["device"] == "cpu"}
-    rows = []
-    for m in sorted(timed, key=lambda m: (m["device"] == "cpu", not m["params"]["xla_augmentation"],
-                                          not m["params"]["augment"], m["variant"])):
-        p, rate = m["params"], _rate(m)
-        augmentation = ("on" if p["augment"] else "off") + (
-            "" if p["xla_augmentation"] or not p["augment"] else ", Keras's default: no XLA")
-        ratio = cpu.get(p["augment"])
-        rows.append([label(doc, m["variant"]), augmentation, f"**{rate:,.0f}**",
-                     f"{rate / ratio:,.0f}×" if ratio and m["device"] == "gpu" else "—"])
-    return before + markdown_table(["variant", "augmentation", "images/s", "vs CPU"], rows,
-                                   "llrr") + "\n"
-
-
-@value("keras.rate")
-def rate(docs_dir: Path, path: str, case: str, variant: str, over: str = "") -> str:
-    """Images/s of case/variant; with over=CASE/VARIANT, how many times that one's rate."""
+def _climb(docs_dir: Path, path: str) -> tuple[dict, dict]:
     doc = load_results(docs_dir, path)[0]
-    r = _rate_of(doc, case, variant)
-    if not over:
-        return f"{r:,.0f}"
-    return f"{r / _rate_of(doc, *over.split('/')):,.0f}×"
+    return doc, {m["variant"]: m for m in doc["measurements"] if m["phase"] == "end_to_end"}
 
 
-@value("keras.epochs")
-def epochs_timed(docs_dir: Path, path: str) -> str:
-    """Images per epoch × timed epochs, per device."""
-    sizes = sorted({(m["device"].upper(), m["params"]["images_per_epoch"], m["repeats"])
-                    for m in _epochs(load_results(docs_dir, path)[0])})
-    return "; ".join(f"{d}: {n:,} images × {r}" for d, n, r in sizes)
+def _step_ms(m: dict) -> float:
+    """A step's time on the host clock, untraced: seconds per image x images per step."""
+    return m["median_s"] * m["params"]["batch_size"] * 1e3
 
 
-def _runner_windows(log: str) -> list[tuple[float, float, str]]:
-    """(start s, end s, "case: variant") for each variant the runner checked and timed."""
-    marks = [(float(m.group(1)), m.group(2)) for m in
-             re.finditer(r"^\[\s*([\d.]+) s\] (.*)$", log, re.M)]
-    return [(t, end, text.removesuffix(": check, then time"))
-            for (t, text), (end, _) in zip(marks, marks[1:] + [(marks[-1][0], "")])
-            if text.endswith(": check, then time")]
+def _busy(m: dict) -> float | None:
+    """The GPU's busy time per step in a profiler trace, over the untraced step's time."""
+    trace = m["extra"].get("trace") or {}
+    return min(1.0, trace["busy_ms"] / _step_ms(m)) if "busy_ms" in trace else None
 
 
-def _smi(docs_dir: Path, smi: str) -> tuple[list[float], list[float], list[float]]:
-    """(seconds since the runner started, utilisation %, memory MiB) of an nvidia-smi log."""
-    lines = (docs_dir / smi).read_text().splitlines()
-    started = float(lines[0].split()[-1])  # "# runner started at unix T" (gpu/keras.sh)
-    t, util, mem = [], [], []
-    for row in lines[2:]:
-        stamp, u, m = (x.strip() for x in row.split(","))
-        when = datetime.strptime(stamp, "%Y/%m/%d %H:%M:%S.%f").replace(tzinfo=timezone.utc)
-        t.append(when.timestamp() - started)
-        util.append(float(u))
-        mem.append(float(m))
-    if not t:
-        raise ValueError(f"{smi} holds no samples")
-    return t, util, mem
+@renderer("keras_climb")
+def keras_climb(docs_dir: Path, path: str, groups: str = "climb") -> str:
+    """One row per variant of `groups` (comma-separated registry groups, registry order): the
+    median images/s of every sample, the rounds' medians (lowest-highest, and highest/lowest),
+    the GPU-busy share, model TFLOP/s (FLOP per image x images/s), and the gain on the climb's
+    step before."""
+    doc, found = _climb(docs_dir, path)
+    rows, before = [], None
+    for key in [k for g in groups.split(",") for k in of_group(doc, g) if k in found]:
+        m, climbing = found[key], doc["variants"][key]["group"] == "climb"
+        rate, rounds, busy = 1 / m["median_s"], m["extra"]["rounds_images_per_s"], _busy(m)
+        rows.append([doc["variants"][key]["step"], label(doc, key), f"**{rate:,.0f}**",
+                     f"{min(rounds):,.0f}–{max(rounds):,.0f} ({max(rounds) / min(rounds):.2f})",
+                     "—" if busy is None else f"{busy:.0%}", f"{rate * m['flops'] / 1e12:.2f}",
+                     f"{rate / before:.2f}×" if climbing and before else "—"])
+        before = rate if climbing else before
+    return markdown_table(["step", "change", "images/s", "rounds: lowest–highest (ratio)",
+                           "GPU busy", "TFLOP/s", "× step before"], rows, "llrrrrr") + "\n"
 
 
-@renderer("keras_gpu_use")
-def keras_gpu_use(docs_dir: Path, smi: str, log: str, cases: str, alt: str) -> str:
-    """GPU utilisation sampled by nvidia-smi over a runner's run, with its cases marked by the
-    names the page gives them (`cases="gpu-plain=GPU plain;..."`)."""
-    t, util, _ = _smi(docs_dir, smi)
-    windows = _runner_windows((docs_dir / log).read_text())
-    if not windows:
-        raise ValueError(f"{log} holds no runner cases")
-    import matplotlib.pyplot as plt
-
-    names, spans = pairs(cases), {}  # case -> [start, end] over its variants
-    for a, b, name in windows:
-        span = spans.setdefault(name.split(":")[0], [a, b])
-        span[:] = [min(span[0], a), max(span[1], b)]
-    fig, ax = plt.subplots(figsize=(9, 3.6))
-    ax.plot(t, util, lw=1, color="#1f77b4")
-    for i, (case, (a, b)) in enumerate(spans.items()):
-        colour = "#d62728" if "default" in case else "#7f7f7f" if case.startswith("cpu") \
-            else "#2ca02c"
-        ax.axvspan(a, b, color=colour, alpha=0.12, lw=0)
-        ax.text((a + b) / 2, 102 + (i % 2) * 9, names[case], ha="center", va="bottom", fontsize=10)
-    ax.set_ylim(0, 120)
-    ax.set_yticks([0, 25, 50, 75, 100])
-    ax.set_xlim(0, max(t))
-    ax.set_xlabel("seconds since the runner started")
-    ax.set_ylabel("GPU utilisation, %")
-    ax.grid(alpha=0.3)
-    return svg_figure(fig, alt=alt)
-
-
-@value("keras.gpu_memory")
-def gpu_memory(docs_dir: Path, smi: str) -> str:
-    """The highest memory.used of an nvidia-smi log, in GiB."""
-    return f"{max(_smi(docs_dir, smi)[2]) / 1024:,.1f} GiB"
-
-
-def _found(text: str, path: str, pattern: str) -> str:
-    found = re.search(pattern, text)
-    if not found:
-        raise ValueError(f"{path}: no line matching {pattern!r}")
-    return found.group(1)
-
-
-@renderer("keras_profile")
-def keras_profile(docs_dir: Path, path: str, cases: str) -> str:
-    """The table of a profile_step.py log: XLA or not, step times, programs, GPU busy; one row
-    per case of `cases="no-augmentation=no augmentation;..."` (the page's names for them)."""
-    text = (docs_dir / path).read_text()
+@renderer("keras_step_time")
+def keras_step_time(docs_dir: Path, path: str, variants: str) -> str:
+    """Where a step's time goes, per variant (comma-separated): the step on the host clock,
+    the GPU's kernels and copies in a profiler trace of one epoch, the GPU idle rest, the XLA
+    programs (or CUDA launches) per step, and the three longest kernels per step."""
+    doc, found = _climb(docs_dir, path)
     rows = []
-    for case, name in pairs(cases).items():
-        line = rf"\] {re.escape(case)}: "
-        steps = re.findall(line + r"batch\s+\d+:\s+([\d.]+) ms/step", text)
-        rows.append([name, _found(text, path, line + r"model\.jit_compile = (\w+)"),
-                     " / ".join(f"{float(ms):.1f}" for ms in steps),
-                     _found(text, path, line + r"the first epoch compiled (\d+) XLA programs"),
-                     _found(text, path, line + r"trace of \d+ steps at batch \d+: (\d+) XLA "
-                                               r"programs launched"),
-                     _found(text, path, line + r"trace .*GPU busy (\d+%)")])
-    batches = " / ".join(sorted(set(re.findall(r"batch\s+(\d+):\s+[\d.]+ ms/step", text)),
-                                key=int))
-    return markdown_table(["version", "jit_compile", f"ms per step, batch {batches}",
-                           "programs compiled, epoch 1", "programs run per step", "GPU busy"],
-                          rows, "llrrrr") + "\n"
+    for key in variants.split(","):
+        m = found[key]
+        t, step = m["extra"]["trace"], _step_ms(m)
+        top = "<br>".join(f"{ms:.3f} `{name[:44]}`" for name, ms in t["top"][:3])
+        rows.append([label(doc, key), m["params"]["batch_size"], f"{step:.3f}",
+                     f"{t['kernels_ms']:.3f}", f"{t['copies_ms']:.3f}",
+                     f"{max(0.0, step - t['busy_ms']):.3f}", f"{t['launches_per_step']:g}", top])
+    return markdown_table(["row", "batch", "step, ms", "kernels, ms", "copies, ms",
+                           "GPU idle, ms", "launches per step", "longest kernels, ms per step"],
+                          rows, "lrrrrrrl") + "\n"
 
 
-PROFILE_FACTS = {"keras": r"keras ([\d.]+), jax", "jax": r"keras [\d.]+, jax ([\d.]+)",
-                 "alone_batch": r"augmentation alone, eager, all three, batch (\d+):",
-                 "alone_ms": r"augmentation alone, eager, all three, batch \d+: ([\d.]+) ms"}
-
-
-@value("keras.profile")
-def profile_fact(docs_dir: Path, path: str, fact: str) -> str:
-    """One figure of a profile_step.py log: keras, jax (versions), alone_batch, alone_ms."""
-    found = _found((docs_dir / path).read_text(), path, PROFILE_FACTS[fact])
-    return f"{float(found):.0f}" if fact == "alone_ms" else found
+@value("keras.climb")
+def climb_fact(docs_dir: Path, path: str, variant: str, fact: str = "rate",
+               over: str = "") -> str:
+    """rate (images/s), busy (GPU-busy share), tflops, mflop (per image) or spread (the rounds'
+    highest/lowest) of a variant; with over=VARIANT, how many times that variant's images/s."""
+    found = _climb(docs_dir, path)[1]
+    m = found[variant]
+    rate, rounds = 1 / m["median_s"], m["extra"]["rounds_images_per_s"]
+    if over:
+        ratio = rate * found[over]["median_s"]
+        return f"{ratio:,.1f}×" if ratio < 10 else f"{ratio:,.0f}×"
+    return {"rate": lambda: f"{rate:,.0f}", "busy": lambda: f"{_busy(m):.0%}",
+            "tflops": lambda: f"{rate * m['flops'] / 1e12:.1f}",
+            "mflop": lambda: f"{m['flops'] / 1e6:.1f}",
+            "spread": lambda: f"{max(rounds) / min(rounds):.2f}"}[fact]()

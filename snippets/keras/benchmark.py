@@ -35,6 +35,33 @@ VARIANTS = {
     "gpu-bfloat16": Variant("GPU, bfloat16"),
     "cpu-float32": Variant("CPU, float32", device="cpu"),
     "gpu2-float32": Variant("2 GPUs, float32"),
+    # The climb (climb.py): one process measures every row; the first row's program reports all.
+    "climb-default": Variant("Keras's default: op by op, float32 from the host, batch 256",
+                             step="1", group="climb"),
+    "climb-xla": Variant("+ XLA compiles the step", step="2", group="climb", runs=False),
+    "climb-uint8": Variant("+ uint8 pixels", step="3", group="climb", runs=False),
+    "climb-batch": Variant("+ batch 1,024", step="4", group="climb", runs=False),
+    "climb-spe": Variant("+ steps_per_execution=8", step="5", group="climb", runs=False),
+    "climb-resident": Variant("+ images resident on the GPU", step="6", group="climb",
+                              runs=False),
+    "climb-bf16": Variant("+ bfloat16 (mixed precision)", step="7", group="climb", runs=False),
+    "climb-scan": Variant("+ one program per 32 steps (lax.scan)", step="8", group="climb",
+                          runs=False),
+    "climb-resample": Variant("+ augmentation in one resampling, not two", step="9",
+                              group="climb", runs=False),
+    "climb-pool": Variant("+ max pooling as reshape and max", step="10", group="climb",
+                          runs=False),
+    "climb-batch4096": Variant("+ batch 4,096", step="11", group="climb", runs=False),
+    "plain-xla": Variant("step 2 without the augmentation layers", group="augmentation",
+                         runs=False),
+    "plain-batch4096": Variant("step 11 without augmentation", group="augmentation",
+                               runs=False),
+    "torch-compile": Variant("PyTorch, torch.compile, bfloat16, batch 1,024, resident",
+                             group="anchor", runs=False),
+    "cpu-keras-xla": Variant("CPU: Keras on XLA:CPU, uint8, batch 256", device="cpu",
+                             group="cpu", runs=False),
+    "cpu-torch": Variant("CPU: PyTorch eager, every core, batch 256", device="cpu",
+                         group="cpu", runs=False),
 }
 
 
@@ -59,6 +86,17 @@ CASES = {
     "gpu-augmented-1024": _case(True, 4 * GPU_IMAGES, ("gpu-float32", "gpu2-float32"), batch=1024,
                                 default=False,
                                 note="one GPU against two at the same global batch of 1,024"),
+    "climb": Case(params={"rounds": 3, "per_round": 4, "scale": 1.0, "trace": True,
+                          "build_s": 200},
+                  variants=("climb-default",), default=False,
+                  note="the climb: every row in one process, 3 interleaved rounds of 4 epochs "
+                       "each; a sample is one epoch, its figure seconds per image"),
+    "climb-top": Case(params={"rounds": 3, "per_round": 4, "scale": 1.0, "trace": True,
+                              "build_s": 90, "rows": ["climb-resample", "climb-pool",
+                                                      "climb-batch4096", "torch-compile"]},
+                      variants=("climb-default",), default=False,
+                      note="the climb's top: the step the profile pointed to, measured with the "
+                           "step before it, the batch-4,096 step and PyTorch in one process"),
     "cpu-smoke": _case(True, 64, ("cpu-float32",), batch=32, size=32, default=False,
                        note="a quick check of the code path (tests), not a result"),
 }
@@ -102,6 +140,14 @@ def device_scope(device: str):
 
 
 def setup(variant: str, p: dict) -> Prepared:
+    if variant.startswith("climb"):
+        from climb_bench import ROWS, output
+
+        rows = [r for r in ROWS if p.get("rows") is None or r in p["rows"]]
+        return Prepared(external=lambda: output(
+            rows, rounds=p["rounds"], per_round=p["per_round"], scale=p["scale"],
+            trace=p["trace"], build_s=p.get("build_s", float("inf")),
+            say=lambda text: print(text, file=sys.stderr, flush=True)))
     import keras
 
     from model import allow_xla, build_model
@@ -132,6 +178,8 @@ def setup(variant: str, p: dict) -> Prepared:
 
 
 def reference(p: dict) -> dict:
+    if "rounds" in p:  # the climb checks its own rows
+        return {}
     return {"jit_compile": p["xla_augmentation"] or not p["augment"]}
 
 
@@ -150,6 +198,8 @@ def check(variant: str, result: dict, ref: dict) -> dict:
 
 
 def counts(variant: str, p: dict, ref: dict) -> dict:
+    if "rounds" in p:  # the climb: a call is one image
+        return {"work": {"images": 1}}
     return {"work": {"images": p["images_per_epoch"]},
             "extra": {"backend": backend(), "precision": variant.split("-")[1],
                       "devices": 2 if variant.split("-")[0].endswith("2") else 1}}

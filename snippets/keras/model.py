@@ -1,6 +1,6 @@
 """The cats-vs-dogs CNN of the original article, written for Keras 3, on any backend.
 
-Imported by train.py, profile_step.py and benchmark.py; run it to print the layer table:
+Imported by train.py, climb.py and benchmark.py; run it to print the layer table:
 
     python snippets/keras/model.py --image-size 64
 """

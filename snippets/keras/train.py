@@ -402,6 +402,7 @@ def train(args, images: dict[str, tuple], history: list[dict]) -> int:
     doc = {"image_size": args.image_size, "batch_size": args.batch_size,
            "learning_rate": args.learning_rate, "gpus": gpus,
            "mixed_precision": args.mixed_precision, "backend": keras.backend.backend(),
+           "images": {split: len(y) for split, (_, y) in images.items()},
            "epochs": history, "models": args.saved_models}
     started = {}
 

@@ -1,0 +1,240 @@
+"""Measures the climb (climb.py, climb_torch.py) for benchmark.py: every row in one process, in
+interleaved rounds, then one profiler trace of each row reduced to where a step's time goes.
+
+Each sample is one epoch over the row's images, timed on the host clock (the epoch returns the
+loss as a Python float, so every step has finished). A round takes `per_round` samples of every
+row in turn; `rounds` rounds give the spread between rounds. Prints one `BENCH {json}` line per
+row (bench.external's format): seconds per image, FLOP per image, the round medians, and the
+trace's breakdown of a step (kernels, copies, GPU idle).
+"""
+
+from __future__ import annotations
+
+import gc
+import glob
+import gzip
+import json
+import math
+import os
+import statistics
+import tempfile
+import time
+
+import numpy as np
+
+# row -> (how it trains, its climb step or settings, images per sample)
+ROWS = {
+    "climb-default": ("keras", {"step": "default"}, 1024),
+    "climb-xla": ("keras", {"step": "xla"}, 32768),
+    "climb-uint8": ("keras", {"step": "uint8"}, 32768),
+    "climb-batch": ("keras", {"step": "batch"}, 32768),
+    "climb-spe": ("keras", {"step": "spe"}, 32768),
+    "climb-resident": ("keras", {"step": "resident"}, 32768),
+    "climb-bf16": ("keras", {"step": "bf16"}, 32768),
+    "climb-scan": ("keras", {"step": "scan"}, 32768),
+    "climb-resample": ("keras", {"step": "resample"}, 32768),
+    "climb-pool": ("keras", {"step": "pool"}, 32768),
+    "climb-batch4096": ("keras", {"step": "batch4096"}, 65536),
+    "plain-xla": ("keras", {"step": "xla", "augment": False}, 32768),
+    "plain-batch4096": ("keras", {"step": "batch4096", "augment": False}, 65536),
+    "torch-compile": ("torch", {"batch": 1024, "compile": True, "bf16": True}, 32768),
+    "cpu-keras-xla": ("keras-cpu", {"step": "spe", "batch": 256}, 256),
+    "cpu-torch": ("torch-cpu", {"batch": 256, "compile": False, "bf16": False}, 256),
+}
+
+
+def images(n: int, size: int = 64) -> tuple[np.ndarray, np.ndarray]:
+    from benchmark import make_images  # 512 distinct drawn images, repeated
+
+    x, y = make_images(n, size)
+    return x, y[:, None]
+
+
+def build(row: str, scale: float = 1.0, size: int = 64):
+    """(epoch, n, batch, settings, framework) for a row; `scale` shrinks the images (tests)."""
+    kind, spec, n = ROWS[row]
+    if kind.startswith("keras"):
+        from climb import settings
+
+        spec = {"batch": settings(spec["step"])["batch"], **spec}
+    n = max(int(n * scale), spec["batch"])
+    x, y = images(n, size)
+    if kind.startswith("keras"):
+        import jax
+
+        from climb import trainer
+
+        changes = {k: v for k, v in spec.items() if k != "step"}
+        if kind == "keras-cpu":
+            with jax.default_device(jax.devices("cpu")[0]):
+                model, s, epoch = trainer(spec["step"], x, y, **changes)
+
+            def on_cpu(epoch=epoch):
+                with jax.default_device(jax.devices("cpu")[0]):
+                    return epoch()
+            return on_cpu, n, s["batch"], s, "jax"
+        model, s, epoch = trainer(spec["step"], x, y, **changes)
+        return epoch, n, s["batch"], s, "jax"
+    import torch
+
+    from climb_torch import trainer as torch_trainer
+
+    dev = "cuda" if kind == "torch" else "cpu"
+    if dev == "cpu":
+        torch.set_num_threads(os.cpu_count() or 1)
+    model, epoch = torch_trainer(torch.from_numpy(x).to(dev), torch.from_numpy(y).to(dev),
+                                 spec["batch"], spec["compile"], spec["bf16"])
+    return epoch, n, spec["batch"], dict(spec, threads=torch.get_num_threads()), "torch"
+
+
+# --- traces: where a step's time goes -------------------------------------------------------
+
+def _union(spans: list[tuple[float, float]]) -> float:
+    total, end = 0.0, float("-inf")
+    for begin, finish in sorted(spans):
+        if finish > end:
+            total += finish - max(begin, end)
+            end = finish
+    return total
+
+
+def breakdown(device_events: list[tuple[str, float, float]], wall_us: float, steps: int,
+              launches: int = 0) -> dict:
+    """Per step, in ms: the traced span, kernels, copies (host<->device), GPU busy; top kernels.
+
+    device_events: (name, start_us, duration_us) of everything the GPU ran. The traced span
+    holds the profiler's own start and stop: measure() sets the step's time from the untraced
+    samples and the busy share against it."""
+    kernels = [(t, t + d) for name, t, d in device_events if "memcpy" not in name.lower()]
+    copies = [(t, t + d) for name, t, d in device_events if "memcpy" in name.lower()]
+    busy = _union(kernels + copies)
+    per = {}
+    for name, _, d in device_events:
+        per[name] = per.get(name, 0.0) + d
+    top = sorted(per.items(), key=lambda kv: -kv[1])[:8]
+    ms = 1e-3 / steps
+    return {"steps": steps, "wall_ms": round(wall_us * ms, 4),
+            "kernels_ms": round(_union(kernels) * ms, 4), "copies_ms": round(_union(copies) * ms, 4),
+            "busy_ms": round(busy * ms, 4), "idle_ms": round((wall_us - busy) * ms, 4),
+            "gpu_busy": round(busy / wall_us, 4) if wall_us else 0.0,
+            "device_events_per_step": round(len(device_events) / steps, 1),
+            "launches_per_step": round(launches / steps, 2),
+            "top": [[name[:80], round(d * ms, 4)] for name, d in top]}
+
+
+def jax_trace(epoch, steps: int) -> dict:
+    import jax
+
+    with tempfile.TemporaryDirectory() as folder:
+        with jax.profiler.trace(folder, create_perfetto_trace=True):
+            epoch()
+        files = glob.glob(os.path.join(folder, "plugins", "profile", "*", "perfetto_trace.json.gz"))
+        with gzip.open(files[0]) as f:
+            events = json.load(f)["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    spans = [e for e in events if e.get("ph") == "X"]
+    on_gpu = [e for e in spans if "/device:GPU" in procs.get(e["pid"], "")]
+    streams = [e for e in on_gpu if threads.get((e["pid"], e["tid"]), "").startswith("Stream")]
+    device = [(e["name"], e["ts"], e.get("dur", 0)) for e in (streams or on_gpu)]
+    start = min(e["ts"] for e in spans)
+    wall = max(e["ts"] + e.get("dur", 0) for e in spans) - start
+    launches = sum(1 for e in spans if "ExecutePrepare" in e["name"])
+    return breakdown(device, wall, steps, launches)
+
+
+def torch_trace(epoch, steps: int) -> dict:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with tempfile.TemporaryDirectory() as folder:
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            epoch()
+        path = os.path.join(folder, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+    spans = [e for e in events if e.get("ph") == "X"]
+    device = [(e["name"], e["ts"], e.get("dur", 0)) for e in spans
+              if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    start = min(e["ts"] for e in spans)
+    wall = max(e["ts"] + e.get("dur", 0) for e in spans) - start
+    launches = sum(1 for e in spans if e.get("name") == "cudaLaunchKernel")
+    torch.cuda.synchronize()
+    return breakdown(device, wall, steps, launches)
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+def measure(rows: list[str], rounds: int = 3, per_round: int = 4, scale: float = 1.0,
+            trace: bool = True, build_s: float = float("inf"), say=print) -> list[dict]:
+    """BENCH records (dicts) for `rows`, measured together; a row that fails is left out, and
+    so is every row not yet built (compiled, warmed) `build_s` seconds after the start."""
+    from climb import train_flop_per_image
+
+    built, failed, start = {}, {}, time.perf_counter()
+    for row in rows:
+        t0 = time.perf_counter()
+        if t0 - start > build_s:
+            failed[row] = f"not built: {build_s:.0f} s had passed"
+            continue
+        try:
+            epoch, n, batch, s, framework = build(row, scale)
+            loss = epoch()  # compiles
+            epoch()  # warm
+        except Exception as exc:  # noqa: BLE001 - one row's failure is reported, the rest go on
+            failed[row] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ''}"
+            say(f"{row}: failed: {failed[row]}")
+            continue
+        built[row] = {"epoch": epoch, "n": n, "batch": batch, "settings": s,
+                      "framework": framework, "first_s": time.perf_counter() - t0,
+                      "samples": [], "rounds": [], "loss": loss}
+        say(f"{row}: ready in {built[row]['first_s']:.1f} s (first loss {loss:.4f})")
+    for r in range(rounds):
+        for row, b in built.items():
+            mine = []
+            gc.collect()
+            gc.disable()  # a collection inside a timed epoch would land on one row's round
+            for _ in range(per_round):
+                t0 = time.perf_counter()
+                b["loss"] = b["epoch"]()
+                mine.append((time.perf_counter() - t0) / b["n"])
+            gc.enable()
+            b["samples"] += mine
+            b["rounds"].append(round(1 / statistics.median(mine), 1))
+            say(f"round {r + 1}: {row}: {b['rounds'][-1]:,.0f} images/s")
+    records = []
+    for row, b in built.items():
+        steps = b["n"] // b["batch"]
+        profile = {}
+        if trace and not row.startswith("cpu"):
+            try:
+                profile = (jax_trace if b["framework"] == "jax" else torch_trace)(b["epoch"], steps)
+                say(f"{row}: trace: GPU busy {profile['busy_ms']:.3f} ms a step "
+                    f"({profile['wall_ms']:.3f} ms traced)")
+            except Exception as exc:  # noqa: BLE001 - a missing profiler leaves the row untraced
+                profile = {"error": f"{type(exc).__name__}: {str(exc)[:200]}"}
+        if "busy_ms" in profile:  # the step's time from the untraced samples, not the trace
+            profile["step_ms"] = round(statistics.median(b["samples"]) * b["batch"] * 1e3, 4)
+            profile["gpu_busy"] = round(min(1.0, profile["busy_ms"] / profile["step_ms"]), 4)
+            profile["idle_ms"] = round(max(0.0, profile["step_ms"] - profile["busy_ms"]), 4)
+        ok = math.isfinite(b["loss"])
+        records.append({
+            "variant": row, "phase": "end_to_end", "samples_s": b["samples"],
+            "calls_per_sample": b["n"], "clock": "host",
+            "error": {"metric": "training loss after the last sample",
+                      "value": round(b["loss"], 5) if ok else -1.0, "ok": ok},
+            "flops": train_flop_per_image(64),
+            "params": {"batch_size": b["batch"], "images_per_sample": b["n"], "image_size": 64},
+            "extra": {"framework": b["framework"], "settings": b["settings"],
+                      "rounds_images_per_s": b["rounds"], "first_two_epochs_s": round(b["first_s"], 2),
+                      "trace": profile}})
+    for row, why in failed.items():
+        say(f"{row} failed: {why}")
+    return records
+
+
+def output(rows: list[str], **kw) -> str:
+    return "".join(f"BENCH {json.dumps(r)}\n" for r in measure(rows, **kw))

@@ -1,0 +1,164 @@
+"""The climb (snippets/keras/climb.py, climb_torch.py, climb_bench.py and the climb page's
+renderers): the FLOP count, the steps' settings, the layers that replace Keras's, the trace
+reduction, and the tables rendered from the committed H200 results. The climb.py demo itself
+(every step of the climb trained on tiny images under JAX) runs in tests/test_snippets_standalone.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from helpers import ROOT, SNIPPETS, load_benchmark, load_snippet
+
+CLIMB, TORCH, BENCH = "keras/climb.py", "keras/climb_torch.py", "keras/climb_bench.py"
+TOP, FIRST = "data/keras-climb-top-h200.json", "data/keras-climb-h200.json"
+HISTORY = "../gpu/logs/h200-2026-12-02b/train/train-history.json"
+
+
+@pytest.fixture(autouse=True)
+def beside_the_scripts(monkeypatch):
+    monkeypatch.syspath_prepend(str(SNIPPETS / "keras"))
+
+
+# climb.py is imported in a process of its own: it asks for the JAX backend, and this session
+# may have started Keras on TensorFlow already.
+PROBE = """
+import json, numpy as np, jax, jax.numpy as jnp, keras
+from climb import OneResample, PoolByReshape, STEPS, settings, train_flop_per_image
+x = np.random.default_rng(0).normal(size=(2, 30, 30, 4)).astype("float32")
+pool = keras.layers.MaxPooling2D(2)
+f = lambda layer: (lambda v: layer(jax.nn.relu(v)).sum())
+flat = np.full((3, 16, 16, 3), 7.0, "float32")
+image = np.zeros((3, 16, 16, 3), "float32"); image[:, 2:6, 2:6] = 255
+try:
+    settings("fast"); unknown = "accepted"
+except KeyError as exc:
+    unknown = str(exc)
+print(json.dumps({
+    "flop": train_flop_per_image(64), "steps": list(STEPS),
+    "settings": {step: settings(step) for step in STEPS}, "unknown": unknown,
+    "plain": settings("xla", augment=False)["augment"],
+    "pool_same": bool(np.array_equal(PoolByReshape()(x), pool(x))),
+    "pool_grad_same": bool(np.array_equal(jax.grad(f(PoolByReshape()))(jnp.asarray(x)),
+                                          jax.grad(f(pool))(jnp.asarray(x)))),
+    "flat_stays_flat": bool(np.allclose(OneResample(seed=1)(flat, training=True), 7.0, atol=1e-4)),
+    "moves": not np.allclose(OneResample(seed=1)(image, training=True), image),
+    "inference_untouched": bool(np.array_equal(OneResample()(image, training=False), image))}))
+"""
+
+
+@pytest.fixture(scope="module")
+def probe():
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("needs jax")
+    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=SNIPPETS / "keras", env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_flop_count_is_the_layers_multiply_adds(probe):
+    conv = 62 * 62 * 32 * 27  # multiply-adds: 62x62 outputs, 32 filters of 3x3x3
+    dense = 31 * 31 * 32 * 128 + 128 * 1
+    forward = 2 * (conv + dense)
+    # weight gradients (one forward each) + input gradients of all but the first layer
+    assert probe["flop"] == forward + forward + 2 * dense == 36_903_168
+
+
+def test_each_step_keeps_the_changes_above_it(probe):
+    first, last = probe["settings"]["default"], probe["settings"]["batch4096"]
+    assert not any(v for k, v in first.items() if k not in ("batch", "spe", "augment"))
+    assert first["batch"] == 256 and last["batch"] == 4096
+    assert all(last[k] for k in ("xla", "uint8", "resident", "bf16", "scan", "resample", "pool"))
+    resident = probe["settings"]["resident"]
+    assert resident["spe"] == 8 and not resident["bf16"]
+    assert probe["plain"] is False and "no step" in probe["unknown"]
+
+
+def test_every_row_is_in_the_registry(probe):
+    bench, rows = load_benchmark("keras"), load_snippet(BENCH).ROWS
+    assert set(rows) <= set(bench.VARIANTS)
+    steps = {v.step for k, v in bench.VARIANTS.items() if v.group == "climb"}
+    assert steps == {str(i) for i in range(1, len(probe["steps"]) + 1)}
+    assert set(bench.CASES["climb-top"].params["rows"]) <= set(rows)
+
+
+def test_pooling_and_resampling_layers_match_keras(probe):
+    assert probe["pool_same"] and probe["pool_grad_same"]  # forward and gradient, to the bit
+    assert probe["flat_stays_flat"], "a flat image stays flat (reflected edges)"
+    assert probe["moves"] and probe["inference_untouched"]
+
+
+def test_trace_reduction_adds_up():
+    reduce = load_snippet(BENCH).breakdown
+    events = [("conv", 0, 40), ("pool", 30, 30), ("MemcpyH2D", 100, 20), ("conv", 200, 40)]
+    got = reduce(events, wall_us=400, steps=2, launches=4)
+    assert got["kernels_ms"] == pytest.approx(0.05)  # 0-60 and 200-240, the overlap counted once
+    assert got["copies_ms"] == pytest.approx(0.01)
+    assert got["busy_ms"] == pytest.approx(0.06) and got["idle_ms"] == pytest.approx(0.14)
+    assert got["top"][0] == ["conv", 0.04] and got["launches_per_step"] == 2
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                    reason="torch is not in the CPU test environment; climb_torch.py runs on the GPU")
+def test_torch_counterpart_demo_trains():
+    done = subprocess.run([sys.executable, str(SNIPPETS / TORCH)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith("loss "), done.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def renderers():
+    import renderers
+
+    return renderers
+
+
+def test_climb_table_comes_from_the_results_file(renderers):
+    docs = ROOT / "docs"
+    doc = json.loads((docs / FIRST).read_text())
+    rate = {m["variant"]: 1 / m["median_s"] for m in doc["measurements"]}
+    table = renderers.get("keras_climb")(docs, path=FIRST, groups="climb,anchor,cpu")
+    lines = table.strip().splitlines()
+    shown = [k for k, v in doc["variants"].items()
+             if v["group"] in ("climb", "anchor", "cpu") and k in rate]
+    assert len(lines) == 2 + len(shown)  # the header, its rule, one row each
+    second = next(line for line in lines if line.startswith("| 2 |"))
+    assert f"**{rate['climb-xla']:,.0f}**" in second
+    assert second.endswith(f"| {rate['climb-xla'] / rate['climb-default']:.2f}× |")
+    fact = renderers.get_value("keras.climb")
+    assert fact(docs, path=TOP, variant="climb-pool") == f"{rate_of(docs / TOP, 'climb-pool'):,.0f}"
+    ratio = rate_of(docs / TOP, "climb-batch4096") / rate_of(docs / TOP, "torch-compile")
+    assert fact(docs, path=TOP, variant="climb-batch4096", over="torch-compile") == f"{ratio:.1f}×"
+
+
+def rate_of(path, variant: str) -> float:
+    doc = json.loads(path.read_text())
+    return next(1 / m["median_s"] for m in doc["measurements"] if m["variant"] == variant)
+
+
+def test_step_time_table_adds_up(renderers):
+    docs = ROOT / "docs"
+    table = renderers.get("keras_step_time")(docs, path=TOP, variants="climb-pool,torch-compile")
+    rows = [line.split(" | ") for line in table.strip().splitlines()[2:]]
+    assert len(rows) == 2
+    for cells in rows:
+        step, kernels, idle = float(cells[2]), float(cells[3]), float(cells[5])
+        assert kernels <= step and 0 <= idle <= step
+
+
+def test_train_history_facts(renderers):
+    docs = ROOT / "docs"
+    history = json.loads((docs / HISTORY).read_text())
+    fact = renderers.get_value("keras.history")
+    seconds = sorted(e["seconds"] for e in history["epochs"][1:])
+    median = seconds[len(seconds) // 2] if len(seconds) % 2 else sum(
+        seconds[len(seconds) // 2 - 1:len(seconds) // 2 + 1]) / 2
+    assert fact(docs, path=HISTORY, fact="steady") == f"{history['images']['train'] / median:,.0f}"
+    assert fact(docs, path=HISTORY, fact="first_s") == f"{history['epochs'][0]['seconds']:.1f}"
