@@ -88,7 +88,7 @@ ALLOW = [
     r"|/|\s+Update\s+|\s+)?)+",
     r"\bv?\d+\.\d+\.\d+(?:\.\d+)?\b",
     # a size or shape: 3x3, 1024 × 1536, 64 × 64 × 3, 2^28, 2²⁸, 4096³ (an input, not a result)
-    rf"(?<![\d.])\d[\d,]*\s?(?:[x×]|by)\s?\d[\d,]*(?:\s?[x×]\s?\d[\d,]*)*(?![\d{SUPERSCRIPT}.])",
+    rf"(?<![\d.])\d[\d,]*\s?(?:[x×]|by)\s?\d[\d,]*(?:\s?[x×]\s?\d[\d,]*)*(?![\d{SUPERSCRIPT}]|\.\d)",
     r"(?<![\d.])\d+\s?[x×]\s?[A-Z]\b|\b[A-Z]\s?[x×]\s?\d+\b",  # a shape with a letter: a 64×N tile
     # a count of things (an input or a size, not a rate): 1,000,003 elements, 1000 iterations
     r"\b\d{1,3}(?:,\d{3})*(?:\d+)?\s(?:elements|points|iterations|pixels|threads|blocks|steps|epochs|"
@@ -100,6 +100,9 @@ ALLOW = [
     # a simple fraction worked out on the page (2 FLOPs over 12 bytes is 1/6)
     r"(?<![\d.])1/\d+\b",
     rf"(?<![\d.])2(?:\^\d+|[{SUPERSCRIPT}]+)|(?<![\d.])\d+[²³](?![{SUPERSCRIPT}])",
+    # the size of a page's input, written right after its element type: 2²⁸ float32 (1 GiB),
+    # rows of float32 (512 MiB in, 512 MiB out); a size measured at run time has no such place
+    r"\b(?:float|int|uint|bfloat)\d+s?\s\(\d+\s[KMGT]iB(?:\sin,\s\d+\s[KMGT]iB\sout)?\)",
     # a commit (a hexadecimal name with a letter in it: 097a431)
     r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b",
     # a width: 32-bit floats, 16-byte loads, 1-D grids
@@ -471,6 +474,9 @@ PLANTED = [
     ("Uncited note.[^1]\n\n[^1]: We measured 5.5 ms ourselves.", "5.5"),
     ("<!--pytest.mark.skipif(True, reason=\"needs a GPU\")-->\n```bash\npython run.py\n```\n"
      "<!--pytest-codeblocks:expected-output-->\n```\nkernel 0.81 ms\n```", "0.81"),
+    ("Its tile of 8×8.5 ms each.", "8.5"),  # a shape ends a sentence, not a decimal
+    ("The kernel kept 512 MiB of float32 in its cache.", "512"),
+    ("It read float32 (512 MiB in 0.2 ms).", "0.2"),
     ("A link is no citation without its date: [NVIDIA](https://www.nvidia.com/) lists 7.1 TB/s.", "7.1"),
 ]
 
