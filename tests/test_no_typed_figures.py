@@ -247,6 +247,9 @@ class Reader(HTMLParser):
             self.checked_next = not self.command_skipped
 
     def handle_starttag(self, tag, attrs):
+        if tag == "br":  # a line break separates what it breaks: "5, 5<br>0.137" is not 50.137
+            self.open[-1].text.append("\n")
+            self.open[-1].size += 1
         if tag in VOID:
             return
         attrs = dict(attrs)
@@ -329,7 +332,9 @@ class Reader(HTMLParser):
         unit = self.open[-1]
         start, unit.size = unit.size, unit.size + len(data)
         unit.text.append(data)
-        if state.get("rendered"):
+        if state.get("rendered"):  # one stretch, however many elements the render step wrote
+            if unit.rendered and unit.rendered[-1][1] == start:
+                start = unit.rendered.pop()[0]
             unit.rendered.append((start, unit.size))
         if state.get("code"):
             unit.code.append((start, unit.size))
