@@ -77,3 +77,41 @@ def test_schema_refuses_a_malformed_clock_or_l2():
 def test_settings_without_a_driver_are_empty(monkeypatch):
     monkeypatch.setattr(gpu_state, "_nvml", lambda: None)
     assert gpu_state.settings() == {} and gpu_state.sm_clock_mhz() is None
+
+
+# The harness began recording the GPU's state at this commit's date; every GPU results file
+# measured since must carry it (issue 34: "every GPU results file written after this change
+# carries clocks").
+SINCE = "2026-12-02T03:15"
+
+
+def gpu_results_files():
+    import json
+    from pathlib import Path
+
+    for path in sorted((Path(__file__).resolve().parents[1] / "docs" / "data").glob("*.json")):
+        doc = json.loads(path.read_text())
+        if str(doc.get("schema", "")).startswith("gpu-survival-toolkit/results/") and any(
+                m["device"] == "gpu" for m in doc["measurements"]):
+            yield path.name, doc
+
+
+@pytest.mark.parametrize("name, doc", list(gpu_results_files()), ids=lambda v: v if isinstance(v, str) else "")
+def test_gpu_results_measured_since_the_change_carry_clocks(name, doc):
+    if doc["system"]["date"] < SINCE:
+        pytest.skip(f"{name} was measured before the harness recorded clocks")
+    timed = [m for m in doc["measurements"] if m["device"] == "gpu"
+             and m["phase"] not in runner.results.UNTIMED_PHASES]
+    assert doc["system"].get("gpu_settings"), f"{name}: no record of the card's settings"
+    lacking = [f"{m['case']}/{m['variant']} {m['phase']}" for m in timed
+               if not m.get("sm_clock") or "l2" not in m]
+    assert not lacking, f"{name}: GPU rows without the SM clock or the L2 record: {lacking[:5]}"
+
+
+def test_the_clock_check_fires_on_a_row_without_its_clock():
+    name, doc = next((n, d) for n, d in gpu_results_files() if d["system"]["date"] >= SINCE)
+    rows = [dict(m) for m in doc["measurements"]]
+    row = next(m for m in rows if m["device"] == "gpu" and m.get("sm_clock"))
+    row["sm_clock"] = None
+    with pytest.raises(AssertionError, match="without the SM clock"):
+        test_gpu_results_measured_since_the_change_carry_clocks(name, dict(doc, measurements=rows))
