@@ -212,7 +212,7 @@ def test_ridge_points_are_peak_over_bandwidth(renderers, rl):
 def test_specs_need_a_source_and_a_date(renderers, tmp_path):
     (tmp_path / "specs.csv").write_text("key,item,value,unit,source,as_of\nx,thing,1,B,,2026-01-01\n")
     with pytest.raises(ValueError, match="source"):
-        renderers.get("spec_table")(tmp_path, specs="specs.csv", keys="x")
+        renderers.get("table")(tmp_path, path="specs.csv", where="key=x", cols="value={quantity}")
 
 
 def test_cpu_memory_roof_is_the_best_streaming_kernel(rl):

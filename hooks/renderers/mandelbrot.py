@@ -1,34 +1,22 @@
-"""Mandelbrot page: tables and charts from a results file written by bench/run.py, and the
-figures its sentences name (`{{ mandelbrot.NAME path=... }}`). Labels come from the file."""
+"""Mandelbrot page: the summary, chart, compile and ceiling tables from a results file written
+by bench/run.py, and the figures its sentences name (`{{ mandelbrot.NAME path=... }}`). Labels
+come from the file; the per-case tables are `table` directives."""
 
 from __future__ import annotations
 
 from html import escape
 from pathlib import Path
 
-from bench.sass import loops as sass_loops
-
 from . import load_json, markdown_table, pairs, renderer, svg_figure, value
 from .run_details import label, load
+from .table import SPECS
 
 BAR_PIXEL_ITERATIONS = 1.5e12  # the bar for the tuned float64 kernel on the large case (issue 15)
 BAR_VARIANT = "cuda_f64_fast"
 GPU_COLOUR, CPU_COLOUR = "#3f51b5", "#9e9e9e"
 
 
-def fmt_time(seconds: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
-
-
-def fmt_rate(per_s: float) -> str:
-    return f"{per_s:.3g}".replace("e+", "e")
-
-
-def fmt_ratio(ratio: float) -> str:
-    return f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"
+fmt_time, fmt_rate, fmt_ratio = SPECS["time"], SPECS["sig"], SPECS["ratio"]
 
 
 def case_rows(doc: dict, case: str) -> list[dict]:
@@ -62,23 +50,6 @@ def size_text(params: dict) -> str:
 def row_name(doc: dict, m: dict) -> str:
     phase = m["phase"].replace("_", " ")
     return f"{label(doc, m['variant'])}, {phase}" if m["device"] == "gpu" else label(doc, m["variant"])
-
-
-@renderer("mandelbrot_table")
-def table(docs_dir: Path, path: str, case: str) -> str:
-    doc = load(docs_dir, path)
-    rows = case_rows(doc, case)
-    best = best_cpu(rows)
-    out = []
-    for m in sorted(rows, key=lambda m: (m["device"], m["phase"] != "kernel", -m["median_s"])):
-        rate, err = throughput(m), m.get("error") or {}
-        out.append([row_name(doc, m), fmt_time(m["median_s"]), f"{m['spread']:.2f}",
-                    fmt_rate(rate) if rate else "",
-                    fmt_ratio(best["median_s"] / m["median_s"]) if best else "",
-                    f"{err.get('value', 0):.2%}" if err else ""])
-    header = ["Variant", "Median time", "Spread", "Pixel-iterations per second",
-              "Speed-up over best CPU", "Pixels differing"]
-    return "\n" + markdown_table(header, out, "lrrrrr") + "\n"
 
 
 @renderer("mandelbrot_summary")
@@ -152,12 +123,13 @@ def spec_row(docs_dir: Path, specs: str, doc: dict) -> dict | None:
 
 
 @renderer("mandelbrot_fp64_ceiling")
-def fp64_ceiling(docs_dir: Path, path: str, specs: str, sass: str) -> str:
+def fp64_ceiling(docs_dir: Path, path: str, specs: str, loops: str) -> str:
     """Each kernel of the large case against its ceiling: the datasheet's rate of its precision
-    over the float instructions per iteration counted in its SASS."""
+    over the float instructions per iteration counted in its SASS (`loops`: the JSON that
+    tools/structure_logs.py wrote from the SASS dump)."""
     doc = load(docs_dir, path)
     row = spec_row(docs_dir, specs, doc)
-    loops = sass_loops((docs_dir / sass).read_text())
+    loops = load_json(docs_dir, loops)["loops"]
     out = []
     for m in case_rows(doc, "large"):
         if m["phase"] != "kernel" or m["variant"] not in loops:
@@ -172,7 +144,7 @@ def fp64_ceiling(docs_dir: Path, path: str, specs: str, sass: str) -> str:
                     fmt_rate(top) if top else "", fmt_rate(rate), f"{rate / top:.0%}" if top else "",
                     lanes])
     if not out:
-        raise ValueError(f"{path}: no kernel of the large case has its SASS in {sass}")
+        raise ValueError(f"{path}: no kernel of the large case has its loop in the SASS")
     return "\n" + markdown_table(
         ["Kernel", "Iterations per trip", "Float instructions per trip", "Float / iteration",
          "Other / iteration", "Ceiling", "Measured", "Of ceiling", "Lanes busy"],
