@@ -83,7 +83,7 @@ def markdown_table(header: list[str], rows: list[list[object]], align: str | Non
     return "\n".join(lines)
 
 
-from .charts import CHART_MIN_WIDTH_PX, MIN_FONT_PT, svg_figure  # noqa: E402,F401 - the one chart style
+from .charts import svg_figure  # noqa: E402,F401 - the one chart style
 
 for _mod in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_mod.name}")
