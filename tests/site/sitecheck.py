@@ -345,24 +345,48 @@ CODE_BLOCKS = """
 }
 """
 
-SCROLL_TO_DIAGRAMS = """
-async () => {
-  for (const block of document.querySelectorAll(".mermaid")) {
-    block.scrollIntoView();
-    await new Promise(resolve => setTimeout(resolve, 50));
-  }
-  window.scrollTo(0, 0);
-}
-"""
+DRAWN = ("n => [...document.querySelectorAll('div.mermaid')]"
+         ".filter(d => d.shadowRoot && d.shadowRoot.querySelector('svg')).length >= n")
 
-MERMAID_RENDERED = """
+# Each diagram as drawn: its size and text, the width of the text column it sits in, whether
+# its box scrolls sideways, and whether the cue above it is shown (accessibility.js).
+DIAGRAM_FIT = r"""
 () => [...document.querySelectorAll("div.mermaid")].map(d => {
   const svg = d.shadowRoot && d.shadowRoot.querySelector("svg");
-  if (!svg) return null;
-  const box = svg.getBoundingClientRect();
-  return { width: box.width, height: box.height, text: svg.textContent.slice(0, 200) };
+  const column = d.closest(".md-content__inner") || d.parentElement;
+  const style = getComputedStyle(column);
+  const inner = column.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const hint = d.previousElementSibling;
+  const box = svg ? svg.getBoundingClientRect() : null;
+  return {
+    text: (svg ? svg.querySelector("g") || svg : d).textContent.trim().slice(0, 200),
+    width: box ? Math.round(box.width * 10) / 10 : null,
+    height: box ? Math.round(box.height * 10) / 10 : null,
+    column: Math.round(inner * 10) / 10,
+    scrolls: ["auto", "scroll"].includes(getComputedStyle(d).overflowX) &&
+             d.scrollWidth > d.clientWidth + 1,
+    cue: !!(hint && hint.classList.contains("scroll-hint") && hint.offsetParent !== null &&
+            hint.textContent.trim()),
+  };
 })
 """
+# Every overflowing diagram has its cue: accessibility.js has seen the drawn diagrams.
+CUES_SET = """() => [...document.querySelectorAll("div.mermaid")].every(d =>
+  d.scrollWidth <= d.clientWidth + 1 ||
+  (d.previousElementSibling && d.previousElementSibling.classList.contains("scroll-hint")))"""
+
+# What makes a page scroll sideways: the page itself, and each chart wider than its box.
+SIDEWAYS = """() => ({
+  page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  charts: [...document.querySelectorAll("figure.data-chart")].map(f => {
+    const img = [...f.querySelectorAll("img")].find(i => i.offsetParent !== null);
+    const box = f.getBoundingClientRect();
+    return {alt: (f.querySelector("img") || {}).alt || "",
+            over: Math.max(f.scrollWidth - f.clientWidth,
+                           img ? img.getBoundingClientRect().right - box.right : 0,
+                           box.right - document.documentElement.clientWidth)};
+  }),
+})"""
 
 NOTEBOOK = """
 () => {
@@ -403,10 +427,12 @@ async () => {
     const img = [...fig.querySelectorAll("img")].find(shown);
     const item = {alt: (fig.querySelector("img") || {}).alt || "", light: !!fig.querySelector('img[src$="#only-light"]'),
                   dark: !!fig.querySelector('img[src$="#only-dark"]'), shown: img ? (img.src.endsWith("#only-dark") ? "chart-dark" : "chart-light") : null, min_px: null};
-    if (img && img.src.startsWith("data:image/svg+xml;base64,")) {
-      const svg = new DOMParser().parseFromString(atob(img.src.split(",")[1].split("#")[0]), "image/svg+xml").documentElement;
+    const src = img ? img.currentSrc || img.src : "";  // the phone copy, where the width picks it
+    if (src.startsWith("data:image/svg+xml;base64,")) {
+      const text = atob(src.split(",")[1].split("#")[0]);
+      const svg = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
       const box = (svg.getAttribute("viewBox") || "").split(/\s+/).map(Number);
-      const sizes = [...atob(img.src.split(",")[1].split("#")[0]).matchAll(/font-size:\s*([0-9.]+)px/g)].map(m => +m[1]);
+      const sizes = [...text.matchAll(/font-size:\s*([0-9.]+)px/g)].map(m => +m[1]);
       if (box.length === 4 && sizes.length) {
         item.min_px = Math.min(...sizes) * img.getBoundingClientRect().width / box[2];
       }
@@ -459,9 +485,12 @@ class Visit:
     served: set[str] = field(default_factory=set)  # URLs answered 200 by the site server
     bytes: int = 0  # transferred, as GitHub Pages would send it (see transfer_size)
     images: list[dict] = field(default_factory=list)
+    width: int = 1280  # the viewport's, in CSS px
     mermaid_blocks: int = 0
-    mermaid_svgs: list = field(default_factory=list)
+    mermaid_svgs: list = field(default_factory=list)  # DIAGRAM_FIT of each diagram
     mermaid_error: str = ""
+    sideways: dict = field(default_factory=dict)  # SIDEWAYS
+    notebook_luma: list[float] = field(default_factory=list)  # mean luminance of each image, 0-1
     code: dict = field(default_factory=dict)
     copied: tuple[str, str] | None = None  # (code block text, clipboard text)
     notebook: dict | None = None
@@ -524,33 +553,45 @@ class Recorder:
             page.wait_for_timeout(50)
 
 
+def luma(png: bytes) -> float:
+    """The mean luminance (0 black, 1 white) of a screenshot."""
+    import io
+
+    from PIL import Image, ImageStat
+
+    return ImageStat.Stat(Image.open(io.BytesIO(png)).convert("L")).mean[0] / 255
+
+
 def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
-               axe_js: str | None, full: bool,
+               axe_js: str | None, full: bool, rules: list[str] | None = COLOUR_RULES,
                mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) -> Visit:
-    """Load one page and record what the tests check. `full`: every check; otherwise only
-    the colour scheme, console errors, off-site requests and axe's colour rules."""
-    visit = Visit(path, scheme)
+    """Load one page and record what the tests check, in one visit. `full`: every check (the
+    copy button clicked, images, code, notebook, the page's weight after its requests settle);
+    otherwise the scheme, errors, requests, diagrams, readability, sideways scroll, notebook
+    images' luminance and axe's `rules` (None: all of them)."""
+    visit = Visit(path, scheme, width=page.viewport_size["width"])
     visit.mermaid_blocks = page_file(server.root, path).read_text().count('class="mermaid"')
     recorder.visit = visit
     try:
         page.goto(server.url(path), wait_until="load")
         visit.color_scheme = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
         if visit.mermaid_blocks:
-            # Diagrams render as they come near the screen (mermaid-loader.js): scroll to each.
-            page.evaluate(SCROLL_TO_DIAGRAMS)
+            # No scrolling: every diagram must be drawn on its own once the page is idle, as for
+            # print (mermaid-loader.js).
             try:
-                page.wait_for_function(
-                    "n => [...document.querySelectorAll('div.mermaid')]"
-                    ".filter(d => d.shadowRoot && d.shadowRoot.querySelector('svg')).length >= n",
-                    arg=visit.mermaid_blocks, timeout=mermaid_timeout_ms)
-            except Exception as exc:  # noqa: BLE001 - reported by the Mermaid test
+                page.wait_for_function(DRAWN, arg=visit.mermaid_blocks, timeout=mermaid_timeout_ms)
+                page.wait_for_function(CUES_SET, timeout=2000)
+            except Exception as exc:  # noqa: BLE001 - reported by the diagram tests
                 visit.mermaid_error = str(exc).splitlines()[0]
-            visit.mermaid_svgs = page.evaluate(MERMAID_RENDERED)
+            visit.mermaid_svgs = page.evaluate(DIAGRAM_FIT)
         visit.readability = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
+        visit.sideways = page.evaluate(SIDEWAYS)
+        for img in page.locator(".jupyter-wrapper .jp-OutputArea-output img").all():
+            visit.notebook_luma.append(luma(img.screenshot()))
         if axe_js:
             # Audit before anything is clicked: the copy button's "Copied to clipboard" toast
             # fades out over a few hundred ms, and axe would catch it half-transparent.
-            visit.axe = run_axe(page, axe_js, None if full else COLOUR_RULES)
+            visit.axe = run_axe(page, axe_js, None if full else rules)
         if full:
             visit.images = page.evaluate(IMAGES)
             visit.code = page.evaluate(CODE_BLOCKS)
@@ -564,44 +605,64 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                 code = page.evaluate("t => document.querySelector(t).innerText",
                                      button.get_attribute("data-clipboard-target"))
                 visit.copied = (code, page.evaluate("navigator.clipboard.readText()"))
-        recorder.settle(page)
+        recorder.settle(page)  # the requests it started (search index, ...) belong to this visit
     finally:
         recorder.visit = None
     return visit
 
 
+WIDE_VIEWPORT = {"width": 1280, "height": 900}
+FIGURES = ('class="mermaid"', 'class="data-chart"', 'class="jupyter-wrapper"')
+# (width, scheme) -> (viewport, every check?, axe's rules: None all, [] none, pages: all or
+# only those with a figure, a diagram or a notebook: the rest a phone in the dark shows as the
+# phone in the light and the wide screen in the dark do)
+PASSES = {("1280", "light"): (WIDE_VIEWPORT, True, None, "all"),
+          ("1280", "dark"): (WIDE_VIEWPORT, False, COLOUR_RULES, "all"),
+          ("390", "light"): (NARROW_VIEWPORT, False, [], "all"),
+          ("390", "dark"): (NARROW_VIEWPORT, False, [], "figures")}
+
+
 @dataclass
 class SiteVisits:
-    light: dict[str, Visit]
-    dark: dict[str, Visit]
-    narrow: dict[str, Visit]  # light scheme at NARROW_VIEWPORT: readability only
+    passes: dict[tuple[str, str], dict[str, Visit]]  # PASSES' keys -> {page: its visit}
     seconds: float
+
+    @property
+    def light(self) -> dict[str, Visit]:
+        return self.passes["1280", "light"]
+
+    @property
+    def dark(self) -> dict[str, Visit]:
+        return self.passes["1280", "dark"]
+
+    @property
+    def narrow(self) -> dict[str, Visit]:
+        return self.passes["390", "light"]
 
 
 @pytest.fixture(scope="session")
 def site_visits(browser, site_server, axe_source) -> SiteVisits:
-    """Every built page visited once in the light scheme (all checks) and once in the dark
-    scheme (the scheme and the accessibility audit)."""
+    """Every built page visited once per width (1280 and 390 px) and colour scheme, every check
+    of that pass done in its one visit (PASSES). Each module that imports this fixture gets an
+    instance of its own (see `browser`), so the visits are made once and kept in _SHARED."""
+    if "visits" in _SHARED:
+        return _SHARED["visits"]
     start = time.monotonic()
     paths = page_paths(site_server.root)
-    results = {}
-    for scheme in ("light", "dark"):
-        context = new_context(browser, site_server, scheme)
+    passes = {}
+    with_figures = [p for p in paths
+                    if any(f in page_file(site_server.root, p).read_text() for f in FIGURES)]
+    for (width, scheme), (viewport, full, rules, which) in PASSES.items():
+        context = new_context(browser, site_server, scheme, viewport=viewport)
         page = context.new_page()
         recorder = Recorder(page, site_server)
-        results[scheme] = {
-            path: visit_page(page, recorder, site_server, path, scheme, axe_source,
-                             full=scheme == "light")
-            for path in paths}
+        passes[width, scheme] = {
+            path: visit_page(page, recorder, site_server, path, scheme,
+                             axe_source if rules != [] else None, full=full, rules=rules)
+            for path in (paths if which == "all" else with_figures)}
         context.close()
-    context = new_context(browser, site_server, "light", viewport=NARROW_VIEWPORT)
-    page = context.new_page()
-    recorder = Recorder(page, site_server)
-    results["narrow"] = {path: visit_page(page, recorder, site_server, path, "light", None,
-                                          full=False) for path in paths}
-    context.close()
-    return SiteVisits(results["light"], results["dark"], results["narrow"],
-                      time.monotonic() - start)
+    _SHARED["visits"] = SiteVisits(passes, time.monotonic() - start)
+    return _SHARED["visits"]
 
 
 def normalised_lines(text: str) -> list[str]:
