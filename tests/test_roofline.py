@@ -181,7 +181,8 @@ def test_chart_labels_do_not_overlap(rl):
 def test_roofline_renderers_draw_and_list_every_point(renderers):
     args = {"path": "data/machine-h200.json", "kernels": " ".join(KERNEL_FILES)}
     chart = renderers.get("roofline")(DOCS, alt="a roofline", **args)
-    assert chart.count("data:image/svg+xml;base64,") == 2  # a light and a dark copy
+    assert chart.count("data:image/svg+xml;base64,") == 4  # light and dark, each with a phone copy
+    assert chart.count("#only-light") == chart.count("#only-dark") == 1
     table = renderers.get("roofline_points")(DOCS, **args)
     assert "(saxpy-h200)" in table and "(machine run)" in table
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from . import load_json, markdown_table, pairs, renderer, svg_figure, value
+from . import load_json, markdown_table, renderer, svg_figure, value
 from .run_details import label, load
-from .table import SPECS
+from .table import SPECS, cell
 
 BAR_PIXEL_ITERATIONS = 1.5e12  # the bar for the tuned float64 kernel on the large case (issue 15)
 BAR_VARIANT = "cuda_f64_fast"
@@ -43,8 +43,11 @@ def throughput(m: dict) -> float | None:
     return work / m["median_s"] if work and m["median_s"] > 0 else None
 
 
+SIZE = "{width} x {height} pixels, {iterations} iterations"
+
+
 def size_text(params: dict) -> str:
-    return f"{params['width']} x {params['height']} pixels, {params['iterations']} iterations"
+    return SIZE.format(**params)
 
 
 def row_name(doc: dict, m: dict) -> str:
@@ -103,19 +106,6 @@ def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
     return svg_figure(fig, alt=f"{alt} {size_text(rows[0]['params'])}: {each}")
 
 
-@renderer("mandelbrot_compile")
-def compile_table(docs_dir: Path, path: str, calls: str) -> str:
-    """The fresh-process calls of case compile; `calls` names them, in order:
-    "compile_first=first call, empty cache;..." (the page's words)."""
-    doc, names = load(docs_dir, path), pairs(calls)
-    out = [[label(doc, m["variant"]), names[m["phase"]], fmt_time(m["median_s"]),
-            f"{fmt_time(m['min_s'])} – {fmt_time(m['max_s'])}", m["repeats"]]
-           for m in sorted(case_rows(doc, "compile"),
-                           key=lambda m: (m["variant"], list(names).index(m["phase"])))]
-    return "\n" + markdown_table(["Variant", "Call", "Median", "Min – max", "Processes"],
-                                  out, "llrrr") + "\n"
-
-
 def spec_row(docs_dir: Path, specs: str, doc: dict) -> dict | None:
     gpus = doc["system"].get("gpus") or []
     return next((row for row in load_json(docs_dir, specs)["rows"]
@@ -168,21 +158,21 @@ def specs(docs_dir: Path, path: str) -> str:
                            "Source, as of"], out, "llrrrl")
 
 
-# --- One figure each, for the page's sentences ---------------------------------------------------
-@value("mandelbrot.size")
-def size(docs_dir: Path, path: str, case: str) -> str:
-    return size_text(case_rows(load(docs_dir, path), case)[0]["params"])
+# --- One figure each, for the page's sentences (most are `cell`s of the results file) ---------
+def case_figure(show: str, phase: str = "kernel", where: str = "variant={variant}", sort: str = ""):
+    def figure(docs_dir: Path, path: str, case: str, variant: str = "*") -> str:
+        return cell(docs_dir, path, show, f"case={case} phase={phase} " + where.format(variant=variant), sort)
+    return figure
 
 
-@value("mandelbrot.best_cpu")
-def best_cpu_label(docs_dir: Path, path: str, case: str) -> str:
-    doc = load(docs_dir, path)
-    return label(doc, best_cpu(case_rows(doc, case))["variant"])
+value("mandelbrot.size")(case_figure(SIZE, phase="*"))
+value("mandelbrot.best_cpu")(case_figure("{label}", where="device=cpu", sort="s"))
+value("mandelbrot.rate")(case_figure("{per_s[pixel_iterations]:sig}"))
 
 
 @value("mandelbrot.time")
 def median(docs_dir: Path, path: str, case: str, variant: str, phase: str = "kernel") -> str:
-    return fmt_time(find(load(docs_dir, path), case, variant, phase)["median_s"])
+    return case_figure("{s:time}", phase)(docs_dir, path, case, variant)
 
 
 @value("mandelbrot.speedup")
@@ -192,11 +182,6 @@ def speedup(docs_dir: Path, path: str, case: str, variant: str, phase: str = "ke
     doc = load(docs_dir, path)
     base = find(doc, case, over) if over else best_cpu(case_rows(doc, case))
     return fmt_ratio(base["median_s"] / find(doc, case, variant, phase)["median_s"])
-
-
-@value("mandelbrot.rate")
-def rate(docs_dir: Path, path: str, case: str, variant: str) -> str:
-    return fmt_rate(throughput(find(load(docs_dir, path), case, variant)))
 
 
 @value("mandelbrot.bar")

@@ -10,7 +10,8 @@ measurements: each with its `label`, `what` (the phase), `s` (the median), `gbs`
 `over_cpu` (the case's fastest CPU kernel over this), `per_s[work]`, `per_step`, and its
 params. Templates
 are Python format strings; specs add `time`, `ms`, `sig`, `ratio`, `pct` and `text ? text` (the value
-in place of `?`, nothing if it is empty); a cell left empty shows `empty` (–). Without `sort`, rows keep the order of the first `where`'s values. `mark`
+in place of `?`, nothing if it is empty); a cell left empty shows `empty` (–). Rows keep the
+order of the first `where`'s values, then `sort`'s (`-` descending). `mark`
 gives each row a footnote `{mark}` (numbered over the whole file), `notes` its text; `flag`
 marks the fields a CSV row lists in its `unconfirmed` column; `run=1` adds the run's details.
 """
@@ -24,7 +25,7 @@ from html import escape
 from pathlib import Path
 from urllib.parse import urlparse
 
-from . import load_json, markdown_table, pairs, read_csv, renderer
+from . import load_json, markdown_table, pairs, read_csv, renderer, value
 from .run_details import describe_run, label, load
 
 AS_OF = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
@@ -118,10 +119,9 @@ def measurement_rows(doc: dict) -> list[dict]:
              "per_step": s / m.get("params", {}).get("steps_per_call", 1)} for m in doc["measurements"]]
 
 
-@renderer("table")
-def table(docs_dir: Path, path: str, cols: str = "", align: str = "", where: str = "",
-          sort: str = "", mark: str = "", notes: str = "", empty: str = "–", flag: str = "",
-          run: str = "", key: str = "rows") -> str:
+def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = "rows",
+         mark: str = "", flag: str = "") -> tuple[list[dict], dict | None]:
+    """(the rows of a data file that `where` keeps, in order; the results document, if it is one)."""
     data = load_json(docs_dir, path) if path.endswith(".json") else {key: read_csv(docs_dir, path)}
     doc = load(docs_dir, path) if "measurements" in data else None  # a results file, checked
     rows = measurement_rows(doc) if doc else fact_rows(data[key], path)
@@ -132,19 +132,31 @@ def table(docs_dir: Path, path: str, cols: str = "", align: str = "", where: str
     conditions = [c.split("=", 1) for c in where.split()]
     rows = [r for r in rows if all(any(fnmatch.fnmatchcase(str(r.get(k, "")), p) for p in v.split(","))
                                    for k, v in conditions)]
-    if sort:
-        for key in reversed(sort.split()):
-            rows.sort(key=lambda r: r[key.lstrip("-")], reverse=key.startswith("-"))
-    elif conditions:
-        order = conditions[0][1].split(",")
-        rows.sort(key=lambda r: next(i for i, p in enumerate(order)
-                                     if fnmatch.fnmatchcase(str(r[conditions[0][0]]), p)))
+    if conditions:
+        field, order = conditions[0][0], conditions[0][1].split(",")
+        rows.sort(key=lambda r: next(i for i, p in enumerate(order) if fnmatch.fnmatchcase(str(r[field]), p)))
+    for k in reversed(sort.split()):
+        rows.sort(key=lambda r: r[k.lstrip("-")], reverse=k.startswith("-"))
     if not rows:
-        raise ValueError(f"{path}: no rows where {where!r}")
+        raise ValueError(f"{path}: no row where {where!r}")
+    return rows, doc
+
+
+@value("cell")
+def cell(docs_dir: Path, path: str, show: str, where: str = "", sort: str = "", key: str = "rows") -> str:
+    """One figure for a sentence: `show` (a template) over the first row `where` and `sort` pick."""
+    return Cells().format(show, **pick(docs_dir, path, where, sort, key)[0][0])
+
+
+@renderer("table")
+def table(docs_dir: Path, path: str, cols: str = "", align: str = "", where: str = "",
+          sort: str = "", mark: str = "", notes: str = "", empty: str = "–", flag: str = "",
+          run: str = "", key: str = "rows") -> str:
+    rows, doc = pick(docs_dir, path, where, sort, key, mark, flag)
     columns = pairs(cols) if cols else {}
-    cell = lambda t, r: Cells().format(t, **r).strip() or empty  # noqa: E731
-    out = markdown_table(list(columns), [[cell(t, r) for t in columns.values()] for r in rows],
+    fill = lambda t, r: Cells().format(t, **r).strip() or empty  # noqa: E731
+    out = markdown_table(list(columns), [[fill(t, r) for t in columns.values()] for r in rows],
                          align or None) + "\n" if columns else ""
     if notes:
-        out += "\n" + "\n".join(f"{r['mark']}: {cell(notes, r)}" for r in rows) + "\n"
+        out += "\n" + "\n".join(f"{r['mark']}: {fill(notes, r)}" for r in rows) + "\n"
     return out + (f"\n{describe_run(doc)}\n" if run else "")
