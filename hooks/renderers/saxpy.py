@@ -11,10 +11,9 @@ from bench import results
 
 from . import markdown_table, renderer, svg_figure, value
 from .run_details import gbs, kernel_rows, label, load, of_group
+from .table import SPECS
 
-
-def pct(x: float) -> str:
-    return f"{100 * x:.1f}&nbsp;%"
+pct = SPECS["pct"]
 
 
 def power_of_two(n: int) -> str:
