@@ -1,19 +1,17 @@
-"""One table for any data file, its columns chosen on the page:
+"""One table for any data file, its columns chosen on the page; and one figure, `{{ cell }}`:
 
-    <!-- render table path=data/x.csv cols="header={template};header={template}" align=lrr
-         [where="field=a,b* field=c"] [sort="field -field"] [mark=prefix notes="{template}"] -->
+    <!-- render table path=data/x.csv cols="header={template};..." [align=lrr] [where="f=a,b* g=c"]
+         [sort="f -g"] [mark=prefix] [notes="{template}"] [flag=*] [empty=–] [run=1] [key=rows] -->
 
-Rows are a CSV's rows, a JSON file's list `key` (default `rows`; with a `source` column each
-needs a source and an as-of date; `{sources}` is its links, `{site}` its host, `{quantity}` a `value` in its
-`unit`) or a results file's
-measurements: each with its `label`, `what` (the phase), `s` (the median), `gbs`, `tflops`,
-`over_cpu` (the case's fastest CPU kernel over this), `per_s[work]`, `per_step`, and its
-params. Templates
-are Python format strings; specs add `time`, `ms`, `sig`, `ratio`, `pct` and `text ? text` (the value
-in place of `?`, nothing if it is empty); a cell left empty shows `empty` (–). Rows keep the
-order of the first `where`'s values, then `sort`'s (`-` descending). `mark`
-gives each row a footnote `{mark}` (numbered over the whole file), `notes` its text; `flag`
-marks the fields a CSV row lists in its `unconfirmed` column; `run=1` adds the run's details.
+Rows: a CSV's, a JSON file's list `key`, or a results file's measurements. A fact row with a
+`source` needs a source and an as-of date, and gets `{sources}` (short links), `{site}` and,
+with a `unit`, `{quantity}`. A measurement gets `label`, `what` (its phase), `s` (median),
+`gbs`, `tflops`, `over_cpu` (the case's fastest CPU kernel over it), `per_s[work]`, `per_step`
+and its params. Templates are format strings with the specs `time`, `ms`, `sig`, `ratio`, `pct`
+and `text ? text` (the value for `?`; nothing when empty); an empty cell shows `empty`. Rows keep
+the order of the first `where`'s values, then `sort`'s (`-`: descending). `mark` numbers a
+footnote `{mark}` per row of the file, `notes` is its text; `flag` marks the fields a row lists
+as `unconfirmed`; `run=1` adds the run's details.
 """
 
 from __future__ import annotations
