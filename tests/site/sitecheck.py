@@ -562,32 +562,48 @@ def luma(png: bytes) -> float:
     return ImageStat.Stat(Image.open(io.BytesIO(png)).convert("L")).mean[0] / 255
 
 
+# After a change of width: the layout redone, accessibility.js's resize observers run, and the
+# images a <picture> picks for the new width decoded.
+RELAID = """async () => {
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  await Promise.all([...document.images].map(i => i.decode().catch(() => null)));
+}"""
+
+
+def measure(page, visit: Visit, mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) -> None:
+    """What depends on the width: diagrams as drawn, readability, sideways scroll, notebook
+    images' luminance."""
+    if visit.mermaid_blocks:
+        # No scrolling: every diagram must be drawn on its own once the page is idle, as for
+        # print (mermaid-loader.js).
+        try:
+            page.wait_for_function(DRAWN, arg=visit.mermaid_blocks, timeout=mermaid_timeout_ms)
+            page.wait_for_function(CUES_SET, timeout=2000)
+        except Exception as exc:  # noqa: BLE001 - reported by the diagram tests
+            visit.mermaid_error = str(exc).splitlines()[0]
+        visit.mermaid_svgs = page.evaluate(DIAGRAM_FIT)
+    visit.readability = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
+    visit.sideways = page.evaluate(SIDEWAYS)
+    for img in page.locator(".jupyter-wrapper .jp-OutputArea-output img").all():
+        visit.notebook_luma.append(luma(img.screenshot()))
+
+
 def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                axe_js: str | None, full: bool, rules: list[str] | None = COLOUR_RULES,
-               mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) -> Visit:
-    """Load one page and record what the tests check, in one visit. `full`: every check (the
-    copy button clicked, images, code, notebook, the page's weight after its requests settle);
-    otherwise the scheme, errors, requests, diagrams, readability, sideways scroll, notebook
-    images' luminance and axe's `rules` (None: all of them)."""
+               mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS, narrow: dict | None = None):
+    """Load one page and record what the tests check. `full`: every check (the copy button
+    clicked, images, code, notebook); otherwise the scheme, errors, requests, diagrams,
+    readability, sideways scroll, notebook images' luminance and axe's `rules` (None: all).
+    With `narrow` (a viewport), the page is then narrowed to it and measured again (`measure`):
+    the answer is (the visit, the narrow visit), else the visit."""
     visit = Visit(path, scheme, width=page.viewport_size["width"])
     visit.mermaid_blocks = page_file(server.root, path).read_text().count('class="mermaid"')
     recorder.visit = visit
+    wide = page.viewport_size
     try:
         page.goto(server.url(path), wait_until="load")
         visit.color_scheme = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
-        if visit.mermaid_blocks:
-            # No scrolling: every diagram must be drawn on its own once the page is idle, as for
-            # print (mermaid-loader.js).
-            try:
-                page.wait_for_function(DRAWN, arg=visit.mermaid_blocks, timeout=mermaid_timeout_ms)
-                page.wait_for_function(CUES_SET, timeout=2000)
-            except Exception as exc:  # noqa: BLE001 - reported by the diagram tests
-                visit.mermaid_error = str(exc).splitlines()[0]
-            visit.mermaid_svgs = page.evaluate(DIAGRAM_FIT)
-        visit.readability = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
-        visit.sideways = page.evaluate(SIDEWAYS)
-        for img in page.locator(".jupyter-wrapper .jp-OutputArea-output img").all():
-            visit.notebook_luma.append(luma(img.screenshot()))
+        measure(page, visit, mermaid_timeout_ms)
         if axe_js:
             # Audit before anything is clicked: the copy button's "Copied to clipboard" toast
             # fades out over a few hundred ms, and axe would catch it half-transparent.
@@ -606,25 +622,31 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                                      button.get_attribute("data-clipboard-target"))
                 visit.copied = (code, page.evaluate("navigator.clipboard.readText()"))
         recorder.settle(page)  # the requests it started (search index, ...) belong to this visit
+        if narrow is None:
+            return visit
+        small = Visit(path, scheme, color_scheme=visit.color_scheme, width=narrow["width"],
+                      mermaid_blocks=visit.mermaid_blocks)
+        page.set_viewport_size(narrow)
+        page.evaluate(RELAID)
+        measure(page, small, mermaid_timeout_ms)
+        return visit, small
     finally:
         recorder.visit = None
-    return visit
+        if page.viewport_size != wide:
+            page.set_viewport_size(wide)
 
 
 WIDE_VIEWPORT = {"width": 1280, "height": 900}
 FIGURES = ('class="mermaid"', 'class="data-chart"', 'class="jupyter-wrapper"')
-# (width, scheme) -> (viewport, every check?, axe's rules: None all, [] none, pages: all or
-# only those with a figure, a diagram or a notebook: the rest a phone in the dark shows as the
-# phone in the light and the wide screen in the dark do)
-PASSES = {("1280", "light"): (WIDE_VIEWPORT, True, None, "all"),
-          ("1280", "dark"): (WIDE_VIEWPORT, False, COLOUR_RULES, "all"),
-          ("390", "light"): (NARROW_VIEWPORT, False, [], "all"),
-          ("390", "dark"): (NARROW_VIEWPORT, False, [], "figures")}
+# Per scheme: every check? axe's rules (None: all), and the pages measured again at 390 px
+# ("figures": only those with a chart, a diagram or a notebook; the rest a phone in the dark
+# shows as the phone in the light and the wide screen in the dark do).
+PASSES = {"light": (True, None, "all"), "dark": (False, COLOUR_RULES, "figures")}
 
 
 @dataclass
 class SiteVisits:
-    passes: dict[tuple[str, str], dict[str, Visit]]  # PASSES' keys -> {page: its visit}
+    passes: dict[tuple[str, str], dict[str, Visit]]  # (width, scheme) -> {page: its visit}
     seconds: float
 
     @property
@@ -642,24 +664,28 @@ class SiteVisits:
 
 @pytest.fixture(scope="session")
 def site_visits(browser, site_server, axe_source) -> SiteVisits:
-    """Every built page visited once per width (1280 and 390 px) and colour scheme, every check
-    of that pass done in its one visit (PASSES). Each module that imports this fixture gets an
-    instance of its own (see `browser`), so the visits are made once and kept in _SHARED."""
+    """Every built page loaded once per colour scheme at 1280 px, measured there and again
+    narrowed to 390 px (PASSES), every check of a width and scheme made in that one load.
+    Each module that imports this fixture gets an instance of its own (see `browser`), so the
+    visits are made once and kept in _SHARED."""
     if "visits" in _SHARED:
         return _SHARED["visits"]
     start = time.monotonic()
     paths = page_paths(site_server.root)
-    passes = {}
-    with_figures = [p for p in paths
-                    if any(f in page_file(site_server.root, p).read_text() for f in FIGURES)]
-    for (width, scheme), (viewport, full, rules, which) in PASSES.items():
-        context = new_context(browser, site_server, scheme, viewport=viewport)
+    with_figures = {p for p in paths
+                    if any(f in page_file(site_server.root, p).read_text() for f in FIGURES)}
+    passes: dict = {}
+    for scheme, (full, rules, narrowed) in PASSES.items():
+        context = new_context(browser, site_server, scheme, viewport=WIDE_VIEWPORT)
         page = context.new_page()
         recorder = Recorder(page, site_server)
-        passes[width, scheme] = {
-            path: visit_page(page, recorder, site_server, path, scheme,
-                             axe_source if rules != [] else None, full=full, rules=rules)
-            for path in (paths if which == "all" else with_figures)}
+        wide, small = passes.setdefault(("1280", scheme), {}), passes.setdefault(("390", scheme), {})
+        for path in paths:
+            both = narrowed == "all" or path in with_figures
+            found = visit_page(page, recorder, site_server, path, scheme, axe_source, full=full,
+                               rules=rules, narrow=NARROW_VIEWPORT if both else None)
+            wide[path], small[path] = found if both else (found, None)
+        passes["390", scheme] = {p: v for p, v in small.items() if v is not None}
         context.close()
     _SHARED["visits"] = SiteVisits(passes, time.monotonic() - start)
     return _SHARED["visits"]
