@@ -1,13 +1,14 @@
 """One table for any data file, its columns chosen on the page; and one figure, `{{ cell }}`:
 
     <!-- render table path=data/x.csv cols="header={template};..." [align=lrr] [where="f=a,b* g=c"]
-         [sort="f -g"] [mark=prefix] [notes="{template}"] [flag=*] [empty=–] [run=1] [key=rows] -->
+         [sort="f -g"] [mark=prefix] [notes="{template}"] [flag=*] [empty=–] [run=1] [key=rows]
+         [names="phase=words;..."] -->
 
 Rows: a CSV's, a JSON file's list `key`, or a results file's measurements. A fact row with a
 `source` needs a source and an as-of date, and gets `{sources}` (short links), `{site}` and,
 with a `unit`, `{quantity}`. A measurement gets `label`, `what` (its phase), `s` (median),
 `gbs`, `tflops`, `over_cpu` (the case's fastest CPU kernel over it), `per_s[work]`, `per_step`
-and its params. Templates are format strings with the specs `time`, `ms`, `sig`, `ratio`, `pct`
+and its params; `names="phase=words;..."` gives `what` the page's words. Templates are format strings with the specs `time`, `ms`, `sig`, `ratio`, `pct`
 and `text ? text` (the value for `?`; nothing when empty); an empty cell shows `empty`. Rows keep
 the order of the first `where`'s values, then `sort`'s (`-`: descending). `mark` numbers a
 footnote `{mark}` per row of the file, `notes` is its text; `flag` marks the fields a row lists
@@ -118,13 +119,14 @@ def measurement_rows(doc: dict) -> list[dict]:
 
 
 def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = "rows",
-         mark: str = "", flag: str = "") -> tuple[list[dict], dict | None]:
+         mark: str = "", flag: str = "", names: str = "") -> tuple[list[dict], dict | None]:
     """(the rows of a data file that `where` keeps, in order; the results document, if it is one)."""
     data = load_json(docs_dir, path) if path.endswith(".json") else {key: read_csv(docs_dir, path)}
     doc = load(docs_dir, path) if "measurements" in data else None  # a results file, checked
     rows = measurement_rows(doc) if doc else fact_rows(data[key], path)
     for i, r in enumerate(rows, start=1):
         r["mark"] = f"[^{mark}-{i}]"
+        r["what"] = pairs(names).get(r.get("phase"), r.get("what")) if names else r.get("what")
         for field in filter(None, map(str.strip, r.get("unconfirmed", "").split(";")) if flag else ()):
             r[field] += flag if r.get(field, "").strip() else ""  # a figure not confirmed at its source
     conditions = [c.split("=", 1) for c in where.split()]
@@ -149,8 +151,8 @@ def cell(docs_dir: Path, path: str, show: str, where: str = "", sort: str = "", 
 @renderer("table")
 def table(docs_dir: Path, path: str, cols: str = "", align: str = "", where: str = "",
           sort: str = "", mark: str = "", notes: str = "", empty: str = "–", flag: str = "",
-          run: str = "", key: str = "rows") -> str:
-    rows, doc = pick(docs_dir, path, where, sort, key, mark, flag)
+          run: str = "", key: str = "rows", names: str = "") -> str:
+    rows, doc = pick(docs_dir, path, where, sort, key, mark, flag, names)
     columns = pairs(cols) if cols else {}
     fill = lambda t, r: Cells().format(t, **r).strip() or empty  # noqa: E731
     out = markdown_table(list(columns), [[fill(t, r) for t in columns.values()] for r in rows],
