@@ -7,8 +7,9 @@ standard-library module). Test modules import the fixtures they use from here.
 
 Everything runs against the site that the root ``built_site`` fixture builds once per session,
 served from 127.0.0.1 on a free port under the path of ``site_url`` (as GitHub Pages serves it),
-in one headless Chromium (Debian's ``chromium``) driven by Playwright. Each page is visited once
-in a light and once in a dark colour scheme; the tests then assert on what the visits recorded.
+in one headless Chromium (Debian's ``chromium``) driven by Playwright. Each page is loaded once
+in a light and once in a dark colour scheme at 1280 px and measured there and again narrowed to
+390 px (``site_visits``); the tests then assert on what the visits recorded.
 Nothing here reaches beyond this machine, except apt and npm when Chromium or axe-core is missing.
 """
 
@@ -584,7 +585,7 @@ def measure(page, visit: Visit, mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) ->
         visit.mermaid_svgs = page.evaluate(DIAGRAM_FIT)
     visit.readability = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
     visit.sideways = page.evaluate(SIDEWAYS)
-    for img in page.locator(".jupyter-wrapper .jp-OutputArea-output img").all():
+    for img in page.locator(".jupyter-wrapper .jp-OutputArea-output img:visible").all():
         visit.notebook_luma.append(luma(img.screenshot()))
 
 
