@@ -1,20 +1,9 @@
-"""MkDocs hook: render tables and charts from files under docs/data/ at build time.
+"""MkDocs hook: render tables, charts and figures from files under docs/data/ at build time.
 
-A page asks for a rendering with a one-line comment, outside code fences:
-
-    <!-- render NAME key=value key="value with spaces" -->
-
-NAME is a function registered with ``@renderer("NAME")`` in a module of the
-``renderers`` package (hooks/renderers/, installed with the project). It receives the docs
-folder and the key=value pairs and returns Markdown/HTML that replaces the comment: a table, a
-chart, a details box. Pages own their sentences; a figure inside a sentence is a placeholder
-that renders one number from a results file:
-
-    The fastest kernel reaches {{ saxpy.share variant=cuda_c_float4 }} of the copy.
-
-where ``saxpy.share`` is registered with ``@value("saxpy.share")`` and returns a short string
-(``91.9 %``). An unknown NAME, a missing data file or a renderer error fails the build, so a
-page can never show a stale or hand-typed figure in place of the measured one.
+A page asks for a block with `<!-- render NAME key=value ... -->` on a line of its own (outside
+code fences) and for one figure inside a sentence with `{{ NAME key=value }}`; the `renderers`
+package (hooks/renderers/, installed with the project) registers the names. An unknown name, a
+missing data file or a renderer error fails the build: no page shows a stale or typed figure.
 """
 
 from __future__ import annotations

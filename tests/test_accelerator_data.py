@@ -28,6 +28,19 @@ def rows(name: str) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+def directives(page: str, needle: str) -> list[dict]:
+    """The arguments of each `<!-- render table ... -->` line of a page that holds `needle`."""
+    from renderers.page import DIRECTIVE, parse_args
+
+    found = [DIRECTIVE.match(line.strip()) for line in (DOCS / page).read_text().splitlines()]
+    return [parse_args(m["args"]) for m in found if m and m["name"] == "table" and needle in m["args"]]
+
+
+def table(page: str, needle: str, docs=DOCS, **override) -> str:
+    """The page's first table directive that holds `needle`, rendered (with `override`)."""
+    return renderers.get("table")(docs, **{**directives(page, needle)[0], **override})
+
+
 @pytest.mark.parametrize("name", ["accelerator-specs.csv", "ml-compilers.csv",
                                   "ml-cloud-services.csv", "llm-serving.csv"])
 def test_every_row_has_a_source_and_a_date(name):
@@ -118,21 +131,21 @@ def test_hlo_op_count_is_counted_from_the_committed_hlo():
                 hlo(DOCS, path=f"data/{name}", fact="kinds")) == ("1", "kLoop")
 
 
-def test_hlo_counter_rejects_a_file_with_no_fusion(tmp_path):
+def test_an_hlo_file_without_its_counts_fails_the_build(tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "data/x.txt").write_text("HloModule m\nENTRY %m { ROOT %a = f32[] add(%b, %c) }\n")
-    with pytest.raises(ValueError, match="no fused"):
+    with pytest.raises(FileNotFoundError, match="x.counts.json"):  # tools/structure_logs.py not run
         renderers.get_value("compilers.hlo")(tmp_path, path="data/x.txt")
 
 
 def test_fact_tables_put_sources_in_footnotes():
-    for name, path, prefix in (("ml_compilers", "data/ml-compilers.csv", "cc"),
-                               ("llm_serving", "data/llm-serving.csv", "srv"),
-                               ("cloud_services", "data/ml-cloud-services.csv", "cloud")):
-        html = renderers.get(name)(DOCS, path=path)
-        table = [line for line in html.splitlines() if line.startswith("| ")]
-        assert table[0].count(" | ") <= 3, (name, table[0])  # four columns at most
-        assert not any("](http" in line for line in table), name  # links live in footnotes
+    for page, name, prefix in (("accelerators/compilers.md", "ml-compilers.csv", "cc"),
+                               ("accelerators/compilers.md", "llm-serving.csv", "srv"),
+                               ("accelerators/cloud.md", "ml-cloud-services.csv", "cloud")):
+        html = table(page, name)
+        lines = [line for line in html.splitlines() if line.startswith("| ")]
+        assert lines[0].count(" | ") <= 3, (name, lines[0])  # four columns at most
+        assert not any("](http" in line for line in lines), name  # links live in footnotes
         assert f"\n[^{prefix}-1]: " in html and "(as of " in html
 
 
@@ -154,9 +167,10 @@ def test_committed_results_are_valid_and_correct(name):
 
 
 def test_spec_renderer_gives_narrow_tables_with_one_footnote_per_row():
-    tables = [renderers.get("accel_specs")(DOCS, path="data/accelerator-specs.csv", part=part)
-              for part in ("memory", "compute", "power")]
-    notes = renderers.get("accel_spec_sources")(DOCS, path="data/accelerator-specs.csv")
+    found = [renderers.get("table")(DOCS, **args)
+             for args in directives("accelerators/hardware.md", "accelerator-specs.csv")]
+    tables, notes = found[:3], found[3]
+    assert len(found) == 4
     html = "\n".join(tables) + notes
     n = len(rows("accelerator-specs.csv"))
     for i in range(1, n + 1):
@@ -173,10 +187,10 @@ def test_spec_renderer_gives_narrow_tables_with_one_footnote_per_row():
 
 
 def test_source_links_are_told_apart_by_their_page():
-    h100 = renderers.accelerators.source_links("https://www.nvidia.com/en-us/data-center/h100/")
-    h200 = renderers.accelerators.source_links("https://www.nvidia.com/en-us/data-center/h200/")
+    h100 = renderers.table.source_links("https://www.nvidia.com/en-us/data-center/h100/")
+    h200 = renderers.table.source_links("https://www.nvidia.com/en-us/data-center/h200/")
     assert h100 != h200 and "nvidia.com/h100" in h100
-    assert "stas00/ml-engineering" in renderers.accelerators.source_links(
+    assert "stas00/ml-engineering" in renderers.table.source_links(
         "https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md")
 
 
@@ -195,15 +209,15 @@ def test_renderers_fail_on_a_missing_source(tmp_path):
     bad.write_text("name,layer,what_it_does,status,status_detail,source,as_of\n"
                    "X,a,b,maintained,c,,2026-01\n")
     with pytest.raises(ValueError, match="no source"):
-        renderers.get("ml_compilers")(tmp_path, path="data/x.csv")
+        table("accelerators/compilers.md", "ml-compilers.csv", tmp_path, path="data/x.csv")
     bad.write_text(bad.read_text().replace(",,2026-01", ",https://example.org,last year"))
-    with pytest.raises(ValueError, match="as_of"):
-        renderers.get("ml_compilers")(tmp_path, path="data/x.csv")
+    with pytest.raises(ValueError, match="as-of"):
+        table("accelerators/compilers.md", "ml-compilers.csv", tmp_path, path="data/x.csv")
 
 
 def test_timing_renderers_show_measured_rows_and_name_a_missing_gpu_file():
-    html = renderers.get("accel_timings")(DOCS, path="data/frameworks-tensorflow-cpu.json")
-    assert "| tensorflow xla | small: 64&nbsp;×&nbsp;128 |" in html
+    html = table("accelerators/frameworks.md", "frameworks-tensorflow-cpu.json")
+    assert "| tensorflow xla | small: 64 × 128 |" in html
     assert renderers.get_value("frameworks.steps")(DOCS, path="data/frameworks-tensorflow-cpu.json") == "20"
     doc = load_results(DATA / "frameworks-tensorflow-cpu.json")
     m = next(m for m in doc["measurements"] if m["variant"] == "tensorflow_xla"
@@ -212,8 +226,8 @@ def test_timing_renderers_show_measured_rows_and_name_a_missing_gpu_file():
     per_step_ms = m["median_s"] / 20 * 1e3
     assert f"| {per_step_ms:,.3f} |" in row  # the warm column is per step, not per call
     with pytest.raises(FileNotFoundError):
-        renderers.get("accel_timings")(DOCS, path="data/frameworks-h200.json-missing")
-    html = renderers.get("opencl_timings")(DOCS, path="data/opencl-intel-cpu.json")
+        table("accelerators/frameworks.md", "frameworks-h200.json", path="data/frameworks-h200.json-missing")
+    html = table("accelerators/platforms.md", "opencl-intel-cpu.json")
     assert "vector_add" in html and "saxpy" in html
     hlo = renderers.get("text_file")(DOCS, path="data/xla-hlo-tensorflow-cpu.txt")
     assert hlo.startswith("```text") and "fusion(" in hlo
@@ -260,7 +274,7 @@ def test_fp32_column_is_vector_fp32_in_every_row():
     assert not specs["AMD Instinct MI325X"]["fp32_tflops"].strip()  # no AMD figure read: notes say why
     for name in ("AWS Trainium", "AWS Trainium2", "AWS Trainium3", "AWS Inferentia2", "Intel Gaudi 3"):
         assert not specs[name]["fp32_tflops"].strip(), name  # engine not stated: in the notes
-    md = renderers.get("accel_specs")(DOCS, path="data/accelerator-specs.csv", part="compute")
+    md = table("accelerators/hardware.md", "FP32 (vector)")
     assert "FP32 (vector)" in md
 
 

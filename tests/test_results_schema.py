@@ -1,7 +1,7 @@
 """Every benchmark results file under docs/data/ meets the current results schema
 (snippets/bench/results.py): the code's commit, calls_per_sample on every row, at least 10
 samples per timed figure, not partial, not a quick check. And the renderers' one loader
-(hooks/renderers/run_details.load_results) enforces the same and has one fallback form."""
+(hooks/renderers/run_details.load) enforces the same."""
 
 from __future__ import annotations
 
@@ -20,6 +20,10 @@ NOT_RESULTS = {
     "doctor-h200.json": "a gpu_doctor report (schema gpu-survival-toolkit/gpu-doctor/1)",
     "keras-history-example.json": "a Keras training history written by snippets/keras/train.py",
     "mandelbrot-gpu-specs.json": "datasheet figures with their sources, not measurements",
+    "mandelbrot-sass-h200.loops.json": "SASS loop counts (tools/structure_logs.py)",
+    "saxpy-ncu-h200.json": "an ncu report's kernels (tools/structure_logs.py)",
+    "xla-hlo-jax-h200.counts.json": "HLO operation counts (tools/structure_logs.py)",
+    "xla-hlo-tensorflow-cpu.counts.json": "HLO operation counts (tools/structure_logs.py)",
 }
 
 
@@ -76,19 +80,16 @@ def write(docs: Path, name: str, **flags) -> None:
                           variants={"v": {"label": "V", "device": "cpu"}}, **flags)
 
 
-def test_loader_reads_a_file_and_falls_back_with_a_warning(tmp_path, loader):
+def test_loader_reads_a_file_and_names_a_missing_one(tmp_path, loader):
     load_results, describe_run = loader
     write(tmp_path, "cpu.json")
-    doc, used, before = load_results(tmp_path, "cpu.json", fallback="other.json")
-    assert used == "cpu.json" and before == ""
-    doc, used, before = load_results(tmp_path, "gpu.json", fallback="cpu.json")
-    assert used == "cpu.json" and before.startswith('!!! warning "No GPU results yet"')
-    assert "`gpu.json` does not exist yet" in before and "Test CPU" in before
+    doc, used, before = load_results(tmp_path, "cpu.json")
+    assert used == "cpu.json" and before == "" and doc["system"]["host"]["cpu"] == "Test CPU"
     text = describe_run(doc)
     assert "commit <code>aaaaaaaaaaaa</code> with uncommitted changes" in text
     assert "CUDA runtime 12.6, nvcc 12.6, torch reports CUDA 12.4" in text
-    with pytest.raises(FileNotFoundError, match="gpu.json nor none.json"):
-        load_results(tmp_path, "gpu.json", fallback="none.json")
+    with pytest.raises(FileNotFoundError, match="gpu.json not found"):
+        load_results(tmp_path, "gpu.json")
 
 
 @pytest.mark.parametrize(("flags", "message"), [({"partial": True}, "interrupted run"),

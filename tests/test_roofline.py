@@ -181,7 +181,8 @@ def test_chart_labels_do_not_overlap(rl):
 def test_roofline_renderers_draw_and_list_every_point(renderers):
     args = {"path": "data/machine-h200.json", "kernels": " ".join(KERNEL_FILES)}
     chart = renderers.get("roofline")(DOCS, alt="a roofline", **args)
-    assert chart.count("data:image/svg+xml;base64,") == 2  # a light and a dark copy
+    assert chart.count("data:image/svg+xml;base64,") == 4  # light and dark, each with a phone copy
+    assert chart.count("#only-light") == chart.count("#only-dark") == 1
     table = renderers.get("roofline_points")(DOCS, **args)
     assert "(saxpy-h200)" in table and "(machine run)" in table
 
@@ -212,7 +213,7 @@ def test_ridge_points_are_peak_over_bandwidth(renderers, rl):
 def test_specs_need_a_source_and_a_date(renderers, tmp_path):
     (tmp_path / "specs.csv").write_text("key,item,value,unit,source,as_of\nx,thing,1,B,,2026-01-01\n")
     with pytest.raises(ValueError, match="source"):
-        renderers.get("spec_table")(tmp_path, specs="specs.csv", keys="x")
+        renderers.get("table")(tmp_path, path="specs.csv", where="key=x", cols="value={quantity}")
 
 
 def test_cpu_memory_roof_is_the_best_streaming_kernel(rl):

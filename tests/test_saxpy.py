@@ -371,14 +371,18 @@ def test_values_render_one_figure(renderers):
         == f"{best:,.0f}"
 
 
-def test_ncu_report_is_parsed_from_the_committed_log(renderers):
-    from renderers import saxpy as page
+def test_ncu_table_comes_from_the_report_of_the_committed_log(renderers):
+    """The page's table reads the JSON that tools/structure_logs.py wrote from the ncu log
+    (tests/test_structured_logs.py checks they agree)."""
+    import json
 
-    kernels = page.parse_ncu((ROOT / "gpu/logs/h200-2026-12-01/saxpy-ncu.txt").read_text())
-    first = {k["kernel"]: k for k in reversed(kernels)}
-    assert first["saxpy"]["block"] == 128 and first["saxpy_float4"]["block"] == 256
-    assert float(first["saxpy"]["Achieved Occupancy"]) < float(
-        first["saxpy_one"]["Achieved Occupancy"])
-    out = renderers.get("saxpy_ncu")(ROOT / "docs",
-                                     log="../gpu/logs/h200-2026-12-01/saxpy-ncu.txt")
+    kernels = {k["kernel"]: k for k in json.loads(
+        (ROOT / "docs/data/saxpy-ncu-h200.json").read_text())["kernels"]}
+    assert kernels["saxpy"]["block"] == 128 and kernels["saxpy_float4"]["block"] == 256
+    assert kernels["saxpy"]["occupancy_pct"] < kernels["saxpy_one"]["occupancy_pct"]
+    from renderers.page import render_markdown
+
+    line = next(l for l in (ROOT / "docs/kernels/saxpy.md").read_text().splitlines()
+                if "saxpy-ncu-h200.json" in l and l.startswith("<!-- render"))
+    out = render_markdown(line, ROOT / "docs", "saxpy.md")
     assert "| `saxpy_float4` | 256 |" in out

@@ -1,9 +1,9 @@
 """Renderers for the render_data hook: each turns a data file into Markdown/HTML.
 
-Add a module to this package and decorate functions with ``@renderer("name")`` (a block:
-table, chart) or ``@value("topic.name")`` (one figure inside a sentence: a short string);
-every module here is imported when the hook loads. Renderers read data files only: they
-import no teaching file and no benchmark, and hold no sentences of a page.
+A module of this package registers functions with ``@renderer("name")`` (a block: a table, a
+chart) or ``@value("topic.name")`` (one figure inside a sentence: a short string); every module
+here is imported with the package. Renderers read data files only: they import no teaching file
+and no benchmark, and hold no sentences of a page.
 """
 
 from __future__ import annotations
@@ -19,37 +19,37 @@ _REGISTRY: dict[str, Callable[..., str]] = {}
 _VALUES: dict[str, Callable[..., str]] = {}
 
 
-def renderer(name: str):
+def _register(table: dict, name: str):
     def register(func):
-        if name in _REGISTRY:
-            raise RuntimeError(f"renderer {name!r} registered twice")
-        _REGISTRY[name] = func
+        if name in table:
+            raise RuntimeError(f"{name!r} registered twice")
+        table[name] = func
         return func
 
     return register
+
+
+def renderer(name: str):
+    return _register(_REGISTRY, name)
 
 
 def value(name: str):
-    """Register a placeholder that renders one figure: {{ name key=value ... }} on a page."""
-    def register(func):
-        if name in _VALUES:
-            raise RuntimeError(f"value {name!r} registered twice")
-        _VALUES[name] = func
-        return func
-
-    return register
+    """A placeholder that renders one figure: {{ name key=value ... }} on a page."""
+    return _register(_VALUES, name)
 
 
-def get_value(name: str) -> Callable[..., str]:
-    if name not in _VALUES:
-        raise KeyError(f"no value named {name!r}; known: {', '.join(sorted(_VALUES))}")
-    return _VALUES[name]
+def _lookup(table: dict, kind: str, name: str) -> Callable[..., str]:
+    if name not in table:
+        raise KeyError(f"no {kind} named {name!r}; known: {', '.join(sorted(table))}")
+    return table[name]
 
 
 def get(name: str) -> Callable[..., str]:
-    if name not in _REGISTRY:
-        raise KeyError(f"no renderer named {name!r}; known: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[name]
+    return _lookup(_REGISTRY, "renderer", name)
+
+
+def get_value(name: str) -> Callable[..., str]:
+    return _lookup(_VALUES, "value", name)
 
 
 def data_file(docs_dir: Path, path: str) -> Path:
@@ -76,14 +76,13 @@ def pairs(text: str) -> dict[str, str]:
 
 def markdown_table(header: list[str], rows: list[list[object]], align: str | None = None) -> str:
     """A Markdown table; `align` is one letter per column: l, r or c."""
-    align = align or "l" * len(header)
     marks = {"l": ":--", "r": "--:", "c": ":-:"}
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(marks[a] for a in align) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join(marks[a] for a in align or "l" * len(header)) + "|"]
+    return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
 
 
-from .charts import CHART_MIN_WIDTH_PX, MIN_FONT_PT, svg_figure  # noqa: E402,F401 - the one chart style
+from .charts import svg_figure  # noqa: E402,F401 - the one chart style
 
 for _mod in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_mod.name}")

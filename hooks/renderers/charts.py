@@ -1,25 +1,21 @@
-"""The one chart style of the site: every renderer draws with matplotlib and embeds its figure
-with `svg_figure`, which writes a light and a dark copy of it, shown by Material's own
-light/dark image switch (an image whose address ends in `#only-light` or `#only-dark`).
-
-Importing this module sets matplotlib's defaults (CHART_RC), so a renderer's figures get the
-shared type sizes without asking for them; a renderer that sets its own font size must stay at
-or above MIN_FONT_PT, which tests/site checks in the browser at 1280 px and 390 px.
+"""The one chart style of the site. Renderers draw with matplotlib and embed the figure with
+`svg_figure`: an SVG per colour scheme (Material's `#only-light` / `#only-dark` image switch),
+each with a narrower copy that a phone gets instead (a `<picture>` source), so that no chart
+scrolls sideways and its smallest type shows at READABLE_PX or more on a wide screen (a
+column of WIDE_PX) and on a phone (NARROW_PX). tests/site measures both in the browser.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import math
 import re
+import textwrap
 from html import escape
 
-# Chart style shared by every renderer: type that stays readable when the chart is shown at
-# the content column's width (at least MIN_FONT_PT at the SVG's own size; extra.css keeps a chart
-# from shrinking below CHART_MIN_WIDTH_PX, scrolling it sideways on a phone instead), a
-# transparent background, and grid lines behind the data. tests/site checks the rendered sizes.
-MIN_FONT_PT = 10
-CHART_MIN_WIDTH_PX = 560
+READABLE_PX = 10
+WIDE_PX, NARROW_PX, PHONE_MEDIA = 560, 340, "(max-width: 600px)"
 CHART_RC = {
     "font.size": 11, "axes.titlesize": 12, "axes.labelsize": 11, "xtick.labelsize": 10,
     "ytick.labelsize": 10, "legend.fontsize": 10, "figure.titlesize": 12,
@@ -27,11 +23,116 @@ CHART_RC = {
     "axes.axisbelow": True, "axes.grid": False, "grid.color": "#b0b0b0", "grid.alpha": 0.6,
     "svg.fonttype": "none",
 }
-# The dark scheme's copy of a chart: the same SVG with its ink and paper swapped for the
-# slate scheme's (Material's --md-default-fg-color and background). Data colours stay.
+# The dark scheme's copy: ink and paper swapped for the slate scheme's; data colours stay.
 DARK_INK = {"#000000": "#e2e4e9", "#262626": "#e2e4e9", "#333333": "#d0d3dc", "#404040": "#c4c8d2",
             "#4d4d4d": "#b8bcc8", "#555555": "#b0b4c0", "#666666": "#a4a9b6",
             "#ffffff": "#1e2129", "#b0b0b0": "#5b6070", "#cccccc": "#4a4f5d"}
+SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def dark_svg(svg: str) -> str:
+    out = re.sub(r"#[0-9a-fA-F]{6}\b", lambda m: DARK_INK.get(m.group(0).lower(), m.group(0)), svg)
+    style = f"<style>text {{ fill: {DARK_INK['#000000']}; }}</style>"
+    return re.sub(r"(<svg[^>]*>)", lambda m: m.group(1) + style, out, count=1)
+
+
+def _plain_log_ticks(fig) -> None:
+    """Log-axis labels as "10³" in the label's own size (matplotlib sets "$10^{3}$"'s exponent
+    at 70 %, below reading size on a phone)."""
+    from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation, NullFormatter
+
+    for axis in (a for ax in fig.axes for a in (ax.xaxis, ax.yaxis)):
+        if isinstance(major := axis.get_major_formatter(), LogFormatterSciNotation):
+            def label(x, pos, base=major._base):
+                e = math.log(x, base) if x > 0 else math.nan
+                ok = math.isfinite(e) and abs(e - round(e)) < 1e-9
+                return f"{base:g}{str(round(e)).translate(SUPERSCRIPT)}" if ok else ""
+
+            axis.set_major_formatter(FuncFormatter(label))
+            if isinstance(axis.get_minor_formatter(), LogFormatterSciNotation):
+                axis.set_minor_formatter(NullFormatter())
+
+
+def _narrow(fig, phone=None, chars: int = 26) -> None:
+    """The phone layout of a figure: panels side by side stacked, legends in one column, titles,
+    axis labels and category labels longer than `chars` broken over lines (type unchanged);
+    then what the renderer's `phone` does to it (drop labels the page's table gives, ...)."""
+    from matplotlib.gridspec import GridSpec
+    from matplotlib.text import Text
+
+    specs = [ax.get_subplotspec() for ax in fig.axes]
+    if len(specs) > 1 and all(s and s.get_gridspec().nrows == 1 for s in specs):
+        grid = GridSpec(len(specs), 1, figure=fig)
+        for i, ax in enumerate(fig.axes):
+            ax.set_subplotspec(grid[i])
+            ax.yaxis.set_tick_params(labelleft=True)  # shared y: each panel keeps its labels
+        w, h = fig.get_size_inches()
+        fig.set_size_inches(w / len(specs), h * len(specs))
+    fig.set_layout_engine("constrained")
+    for old in list(fig.legends):  # a figure's legend: one column under the panels
+        old.remove()
+        fig.legend(old.legend_handles, [t.get_text() for t in old.texts],
+                   loc="outside lower center", ncols=1, frameon=False)
+    fill = lambda t: t if "\n" in t or "$" in t else textwrap.fill(t, chars)  # noqa: E731
+    for axis in (a for ax in fig.axes for a in (ax.xaxis, ax.yaxis)):
+        labels = axis.get_ticklabels()
+        if axis.get_scale() == "linear" and any(len(t.get_text()) > chars for t in labels):
+            axis.set_ticks(axis.get_ticklocs(), [fill(t.get_text()) for t in labels])
+    for text in fig.findobj(Text):
+        text.set_text(fill(text.get_text()))
+    if phone:
+        phone(fig)
+
+
+def _smallest_px(svg: str, shown_px: float) -> float:
+    """The smallest type of an SVG, in CSS px, when the SVG is shown `shown_px` wide."""
+    width = float(re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', svg).group(1))
+    sizes = [float(x) for x in re.findall(r"font-size:\s*([\d.]+)px", svg)]
+    return min(sizes, default=READABLE_PX) * shown_px / width
+
+
+def _fit(fig, shown_px: float) -> str:
+    """The figure as SVG, made narrower (type unchanged) until its smallest text shows at
+    READABLE_PX or more when the SVG is `shown_px` wide (or after ten tries)."""
+    import matplotlib.pyplot as plt
+
+    for _ in range(10):
+        buf = io.StringIO()
+        with plt.rc_context(CHART_RC):
+            fig.savefig(buf, format="svg", bbox_inches="tight")
+        smallest = _smallest_px(svg := buf.getvalue(), shown_px)
+        if smallest >= READABLE_PX:
+            return svg
+        w, h = fig.get_size_inches()
+        shrink = max(0.7, smallest / READABLE_PX * 0.98)
+        fig.set_size_inches(w * shrink, h * max(shrink, 0.9))
+        if fig.get_layout_engine() is None:
+            fig.tight_layout()
+    return svg  # still too small: tests/site reports it
+
+
+def svg_figure(fig, alt: str, caption: str = "", phone=None) -> str:
+    """Embed a matplotlib figure: per scheme, the wide SVG and its phone copy (no extra request,
+    text kept as text). `phone(fig)`, if given, changes the figure for the phone copy."""
+    import matplotlib.pyplot as plt
+
+    _plain_log_ticks(fig)
+    wide = _fit(fig, WIDE_PX)
+    _narrow(fig, phone)
+    narrow = _fit(fig, NARROW_PX)
+    plt.close(fig)
+
+    def uri(svg: str) -> str:
+        return "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+
+    def picture(colour, scheme: str) -> str:
+        source = (f'<source media="{PHONE_MEDIA}" srcset="{uri(colour(narrow))}">'
+                  if narrow != wide else "")
+        return f'<picture>{source}<img alt="{escape(alt)}" src="{uri(colour(wide))}#only-{scheme}"></picture>'
+
+    cap = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
+    return (f'<figure class="data-chart">{picture(str, "light")}{picture(dark_svg, "dark")}'
+            f"{cap}</figure>")
 
 
 def _apply_style() -> None:
@@ -39,83 +140,6 @@ def _apply_style() -> None:
 
     matplotlib.use("Agg")  # no display at build time
     matplotlib.rcParams.update(CHART_RC)
-
-
-def dark_svg(svg: str) -> str:
-    """The dark-scheme copy of a matplotlib SVG: default (black) text and lines made light,
-    white fills (legend boxes) made the dark background."""
-    out = re.sub(r"#[0-9a-fA-F]{6}\b", lambda m: DARK_INK.get(m.group(0).lower(), m.group(0)), svg)
-    style = f"<style>text {{ fill: {DARK_INK['#000000']}; }}</style>"
-    return re.sub(r"(<svg[^>]*>)", lambda m: m.group(1) + style, out, count=1)
-
-
-SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
-READABLE_PX = 10  # the smallest type a chart may show at CHART_MIN_WIDTH_PX (tests/site)
-
-
-def _plain_log_ticks(fig) -> None:
-    """Log-axis labels as "10³" in the label's own size: matplotlib's "$10^{3}$" sets the
-    exponent at 70 %, below reading size once a chart is shown at a phone's width."""
-    import math
-
-    from matplotlib.ticker import FuncFormatter, LogFormatterSciNotation, NullFormatter
-
-    for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            major = axis.get_major_formatter()
-            if not isinstance(major, LogFormatterSciNotation):
-                continue
-            base = major._base
-
-            def label(x, pos, base=base):
-                exponent = math.log(x, base) if x > 0 else math.nan
-                if not math.isfinite(exponent) or abs(exponent - round(exponent)) > 1e-9:
-                    return ""
-                return f"{base:g}{str(round(exponent)).translate(SUPERSCRIPT)}"
-
-            axis.set_major_formatter(FuncFormatter(label))
-            if isinstance(axis.get_minor_formatter(), LogFormatterSciNotation):
-                axis.set_minor_formatter(NullFormatter())
-
-
-def _smallest_px(svg: str) -> float:
-    """The smallest type of an SVG, in CSS px, when the SVG is shown CHART_MIN_WIDTH_PX wide."""
-    width = float(re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', svg).group(1))
-    sizes = [float(x) for x in re.findall(r"font-size:\s*([\d.]+)px", svg)]
-    return min(sizes, default=READABLE_PX) * CHART_MIN_WIDTH_PX / width
-
-
-def svg_figure(fig, alt: str, caption: str = "") -> str:
-    """Embed a matplotlib figure as two SVG <img>s, one per colour scheme (no extra request,
-    text kept as text); Material shows the one that matches the reader's scheme.
-
-    A figure drawn wider than its type allows (its smallest text would show under READABLE_PX
-    at CHART_MIN_WIDTH_PX) is made narrower and shorter, type unchanged, until it fits."""
-    import matplotlib.pyplot as plt
-
-    _plain_log_ticks(fig)
-    for _ in range(6):
-        buf = io.StringIO()
-        with plt.rc_context(CHART_RC):
-            fig.savefig(buf, format="svg", bbox_inches="tight")
-        light = buf.getvalue()
-        smallest = _smallest_px(light)
-        if smallest >= READABLE_PX:
-            break
-        w, h = fig.get_size_inches()
-        shrink = max(0.6, smallest / READABLE_PX * 0.98)
-        fig.set_size_inches(w * shrink, h * max(shrink, 0.85))
-        if fig.get_layout_engine() is None:
-            fig.tight_layout()
-    plt.close(fig)
-
-    def img(svg: str, scheme: str) -> str:
-        data = base64.b64encode(svg.encode()).decode()
-        return f'<img alt="{escape(alt)}" src="data:image/svg+xml;base64,{data}#only-{scheme}">'
-
-    cap = f"<figcaption>{escape(caption)}</figcaption>" if caption else ""
-    return (f'<figure class="data-chart">{img(light, "light")}{img(dark_svg(light), "dark")}'
-            f"{cap}</figure>")
 
 
 _apply_style()

@@ -1,34 +1,22 @@
-"""Mandelbrot page: tables and charts from a results file written by bench/run.py, and the
-figures its sentences name (`{{ mandelbrot.NAME path=... }}`). Labels come from the file."""
+"""Mandelbrot page: the summary, chart, compile and ceiling tables from a results file written
+by bench/run.py, and the figures its sentences name (`{{ mandelbrot.NAME path=... }}`). Labels
+come from the file; the per-case tables are `table` directives."""
 
 from __future__ import annotations
 
 from html import escape
 from pathlib import Path
 
-from bench.sass import loops as sass_loops
-
-from . import load_json, markdown_table, pairs, renderer, svg_figure, value
+from . import load_json, markdown_table, renderer, svg_figure, value
 from .run_details import label, load
+from .table import SPECS, cell
 
 BAR_PIXEL_ITERATIONS = 1.5e12  # the bar for the tuned float64 kernel on the large case (issue 15)
 BAR_VARIANT = "cuda_f64_fast"
 GPU_COLOUR, CPU_COLOUR = "#3f51b5", "#9e9e9e"
 
 
-def fmt_time(seconds: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
-
-
-def fmt_rate(per_s: float) -> str:
-    return f"{per_s:.3g}".replace("e+", "e")
-
-
-def fmt_ratio(ratio: float) -> str:
-    return f"{ratio:,.0f}" if ratio >= 100 else f"{ratio:.3g}"
+fmt_time, fmt_rate, fmt_ratio = SPECS["time"], SPECS["sig"], SPECS["ratio"]
 
 
 def case_rows(doc: dict, case: str) -> list[dict]:
@@ -55,30 +43,16 @@ def throughput(m: dict) -> float | None:
     return work / m["median_s"] if work and m["median_s"] > 0 else None
 
 
+SIZE = "{width} x {height} pixels, {iterations} iterations"
+
+
 def size_text(params: dict) -> str:
-    return f"{params['width']} x {params['height']} pixels, {params['iterations']} iterations"
+    return SIZE.format(**params)
 
 
 def row_name(doc: dict, m: dict) -> str:
     phase = m["phase"].replace("_", " ")
     return f"{label(doc, m['variant'])}, {phase}" if m["device"] == "gpu" else label(doc, m["variant"])
-
-
-@renderer("mandelbrot_table")
-def table(docs_dir: Path, path: str, case: str) -> str:
-    doc = load(docs_dir, path)
-    rows = case_rows(doc, case)
-    best = best_cpu(rows)
-    out = []
-    for m in sorted(rows, key=lambda m: (m["device"], m["phase"] != "kernel", -m["median_s"])):
-        rate, err = throughput(m), m.get("error") or {}
-        out.append([row_name(doc, m), fmt_time(m["median_s"]), f"{m['spread']:.2f}",
-                    fmt_rate(rate) if rate else "",
-                    fmt_ratio(best["median_s"] / m["median_s"]) if best else "",
-                    f"{err.get('value', 0):.2%}" if err else ""])
-    header = ["Variant", "Median time", "Spread", "Pixel-iterations per second",
-              "Speed-up over best CPU", "Pixels differing"]
-    return "\n" + markdown_table(header, out, "lrrrrr") + "\n"
 
 
 @renderer("mandelbrot_summary")
@@ -132,19 +106,6 @@ def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
     return svg_figure(fig, alt=f"{alt} {size_text(rows[0]['params'])}: {each}")
 
 
-@renderer("mandelbrot_compile")
-def compile_table(docs_dir: Path, path: str, calls: str) -> str:
-    """The fresh-process calls of case compile; `calls` names them, in order:
-    "compile_first=first call, empty cache;..." (the page's words)."""
-    doc, names = load(docs_dir, path), pairs(calls)
-    out = [[label(doc, m["variant"]), names[m["phase"]], fmt_time(m["median_s"]),
-            f"{fmt_time(m['min_s'])} – {fmt_time(m['max_s'])}", m["repeats"]]
-           for m in sorted(case_rows(doc, "compile"),
-                           key=lambda m: (m["variant"], list(names).index(m["phase"])))]
-    return "\n" + markdown_table(["Variant", "Call", "Median", "Min – max", "Processes"],
-                                  out, "llrrr") + "\n"
-
-
 def spec_row(docs_dir: Path, specs: str, doc: dict) -> dict | None:
     gpus = doc["system"].get("gpus") or []
     return next((row for row in load_json(docs_dir, specs)["rows"]
@@ -152,12 +113,13 @@ def spec_row(docs_dir: Path, specs: str, doc: dict) -> dict | None:
 
 
 @renderer("mandelbrot_fp64_ceiling")
-def fp64_ceiling(docs_dir: Path, path: str, specs: str, sass: str) -> str:
+def fp64_ceiling(docs_dir: Path, path: str, specs: str, loops: str) -> str:
     """Each kernel of the large case against its ceiling: the datasheet's rate of its precision
-    over the float instructions per iteration counted in its SASS."""
+    over the float instructions per iteration counted in its SASS (`loops`: the JSON that
+    tools/structure_logs.py wrote from the SASS dump)."""
     doc = load(docs_dir, path)
     row = spec_row(docs_dir, specs, doc)
-    loops = sass_loops((docs_dir / sass).read_text())
+    loops = load_json(docs_dir, loops)["loops"]
     out = []
     for m in case_rows(doc, "large"):
         if m["phase"] != "kernel" or m["variant"] not in loops:
@@ -172,7 +134,7 @@ def fp64_ceiling(docs_dir: Path, path: str, specs: str, sass: str) -> str:
                     fmt_rate(top) if top else "", fmt_rate(rate), f"{rate / top:.0%}" if top else "",
                     lanes])
     if not out:
-        raise ValueError(f"{path}: no kernel of the large case has its SASS in {sass}")
+        raise ValueError(f"{path}: no kernel of the large case has its loop in the SASS")
     return "\n" + markdown_table(
         ["Kernel", "Iterations per trip", "Float instructions per trip", "Float / iteration",
          "Other / iteration", "Ceiling", "Measured", "Of ceiling", "Lanes busy"],
@@ -196,21 +158,21 @@ def specs(docs_dir: Path, path: str) -> str:
                            "Source, as of"], out, "llrrrl")
 
 
-# --- One figure each, for the page's sentences ---------------------------------------------------
-@value("mandelbrot.size")
-def size(docs_dir: Path, path: str, case: str) -> str:
-    return size_text(case_rows(load(docs_dir, path), case)[0]["params"])
+# --- One figure each, for the page's sentences (most are `cell`s of the results file) ---------
+def case_figure(show: str, phase: str = "kernel", where: str = "variant={variant}", sort: str = ""):
+    def figure(docs_dir: Path, path: str, case: str, variant: str = "*") -> str:
+        return cell(docs_dir, path, show, f"case={case} phase={phase} " + where.format(variant=variant), sort)
+    return figure
 
 
-@value("mandelbrot.best_cpu")
-def best_cpu_label(docs_dir: Path, path: str, case: str) -> str:
-    doc = load(docs_dir, path)
-    return label(doc, best_cpu(case_rows(doc, case))["variant"])
+value("mandelbrot.size")(case_figure(SIZE, phase="*"))
+value("mandelbrot.best_cpu")(case_figure("{label}", where="device=cpu", sort="s"))
+value("mandelbrot.rate")(case_figure("{per_s[pixel_iterations]:sig}"))
 
 
 @value("mandelbrot.time")
 def median(docs_dir: Path, path: str, case: str, variant: str, phase: str = "kernel") -> str:
-    return fmt_time(find(load(docs_dir, path), case, variant, phase)["median_s"])
+    return case_figure("{s:time}", phase)(docs_dir, path, case, variant)
 
 
 @value("mandelbrot.speedup")
@@ -220,11 +182,6 @@ def speedup(docs_dir: Path, path: str, case: str, variant: str, phase: str = "ke
     doc = load(docs_dir, path)
     base = find(doc, case, over) if over else best_cpu(case_rows(doc, case))
     return fmt_ratio(base["median_s"] / find(doc, case, variant, phase)["median_s"])
-
-
-@value("mandelbrot.rate")
-def rate(docs_dir: Path, path: str, case: str, variant: str) -> str:
-    return fmt_rate(throughput(find(load(docs_dir, path), case, variant)))
 
 
 @value("mandelbrot.bar")

@@ -5,7 +5,6 @@
   `roofline_points` (same arguments but alt): every point of the chart, in a table.
 - `machine_table path=`: every figure of that run; `{{ machine.ridges path= device= }}`;
   `{{ machine.host path= field= }}`, the machine of any results file.
-- `spec_table specs= keys=`: sourced spec rows with their source and as-of date.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from pathlib import Path
 
 from bench import roofline as model
 
-from . import markdown_table, read_csv, renderer, svg_figure, value
+from . import markdown_table, renderer, svg_figure, value
 from .run_details import gbs, label, load
 
 
@@ -45,7 +44,13 @@ def roofline(docs_dir: Path, path: str, alt: str, kernels: str = "") -> str:
     names = device_names(doc)
     fig = model.draw(ceils, pts, device_names=names,
                      title=" + ".join(names[d] for d in ("gpu", "cpu") if d in ceils))
-    return svg_figure(fig, alt=alt, caption=path) + "\n"
+    def phone(fig):  # a tall chart with its points unlabelled: roofline_points lists them
+        for text in list(fig.axes[0].texts):
+            text.remove()
+        fig.axes[0].get_legend().set_bbox_to_anchor((0.5, -0.2))
+        fig.set_size_inches(4.8, 9.5)
+
+    return svg_figure(fig, alt=alt, caption=path, phone=phone) + "\n"
 
 
 @renderer("roofline_points")
@@ -105,25 +110,3 @@ def host(docs_dir: Path, path: str, field: str) -> str:
     if field == "gpu":
         return (s.get("gpus") or [{"name": "no GPU"}])[0]["name"]
     return re.sub(r"\((R|TM)\)", "", str(s.get("host", {}).get(field, "?"))).strip()
-
-
-def show(v: float, unit: str) -> str:
-    prefixes = {"B/s": ((1e12, "TB/s"), (1e9, "GB/s")), "B": ((1e9, "GB"), (1e6, "MB"), (1, "KB")),
-                "FLOP/s": ((1e12, "TFLOP/s"),)}.get(unit)
-    if prefixes is None:
-        return f"{v:,.0f}"
-    scale, name = next(((s, n) for s, n in prefixes if v >= s), prefixes[-1])
-    return f"{v / (1e3 if name == 'KB' else scale):g} {name}"
-
-
-@renderer("spec_table")
-def spec_table(docs_dir: Path, specs: str, keys: str) -> str:
-    rows = {r["key"]: r for r in read_csv(docs_dir, specs)}
-    out = []
-    for key in keys.split():
-        r = rows[key]
-        if not r["source"].startswith("http") or not r["as_of"]:
-            raise ValueError(f"{specs}: row {key} lacks a source URL or an as-of date")
-        cite = f"[{r['source'].split('/')[2]}]({r['source']}), {r['as_of']}"
-        out.append([r["item"], show(float(r["value"]), r["unit"]), cite])
-    return markdown_table(["spec", "value", "source, as of"], out, "lrl") + "\n"

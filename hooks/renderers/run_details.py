@@ -1,8 +1,7 @@
 """What every measured figure on the site is shown with: where, when, with what, by which command.
 
-`load_results` is the one way a renderer reads a benchmark results file: validated against the
-schema of `snippets/bench/results.py`, never a partial run or a quick check, and with one form
-for an optional file that is not measured yet (a fallback file and a warning box).
+`load` is the one way a renderer reads a benchmark results file: validated against the schema
+of `snippets/bench/results.py`, never a partial run or a quick check.
 """
 
 from __future__ import annotations
@@ -12,32 +11,22 @@ from pathlib import Path
 
 from bench import results
 
-from . import renderer
+from . import data_file, renderer
 
 
-def load_results(docs_dir: Path, path: str, fallback: str | None = None) -> tuple[dict, str, str]:
-    """(document, the file actually used, Markdown to put before the rendering).
-
-    The Markdown is "" when `path` exists; when it does not and `fallback` does (a run without
-    a GPU, for example), the fallback is used and the Markdown is a warning box saying so.
-    Raises FileNotFoundError when neither exists, ValueError (one line) for a file that breaks
-    the schema, is a partial run or is a quick check (fewer than 10 samples).
-    """
-    for rel in (path, fallback):
-        if rel and (docs_dir / rel).is_file():
-            break
-    else:
-        also = f" nor {fallback}" if fallback else ""
-        raise FileNotFoundError(f"results file {path}{also} not found under {docs_dir}")
-    doc = results.read_results(docs_dir / rel)
+def load(docs_dir: Path, path: str) -> dict:
+    """The document of a results file; FileNotFoundError when it is missing, ValueError (one
+    line) for a file that breaks the schema, is a partial run or a quick check."""
+    doc = results.read_results(data_file(docs_dir, path))
     for flag, what in (("partial", "an interrupted run"), ("quick_check", "a quick check")):
         if doc.get(flag):
-            raise ValueError(f"{rel} is {what} ({flag}: true), not for publication")
-    if rel == path:
-        return doc, rel, ""
-    host = escape(doc["system"].get("host", {}).get("cpu", "an unnamed CPU"))
-    return doc, rel, (f'!!! warning "No GPU results yet"\n\n    `{path}` does not exist yet: '
-                      f"this shows `{fallback}`, measured without a GPU on {host}.\n\n")
+            raise ValueError(f"{path} is {what} ({flag}: true), not for publication")
+    return doc
+
+
+def load_results(docs_dir: Path, path: str) -> tuple[dict, str, str]:
+    """(document, path, ""): `load` in the shape the Keras renderers take."""
+    return load(docs_dir, path), path, ""
 
 
 def label(doc: dict, variant: str) -> str:
@@ -63,11 +52,6 @@ def kernel_rows(doc: dict, case: str) -> dict[str, dict]:
 def gbs(m: dict) -> float:
     """The measurement's bytes moved per second, in GB/s."""
     return m["bytes"] / m["median_s"] / 1e9
-
-
-def load(docs_dir: Path, path: str) -> dict:
-    """The document of a results file that must exist (see load_results)."""
-    return load_results(docs_dir, path)[0]
 
 
 def describe_run(doc: dict) -> str:

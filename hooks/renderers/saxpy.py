@@ -1,21 +1,19 @@
 """SAXPY results (run.py saxpy): the progression, every version against the fastest copy of its
-round, the copies, the size sweep, compile times, transfers and the Nsight Compute report. Rows
-come from the results file (its `variants`: label, step, group); ratios from share_of_best.
+round, the copies and the size sweep. Rows come from the results file (its `variants`: label,
+step, group); ratios from share_of_best. Compile times, transfers and the ncu report are `table`s.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from bench import results
 
 from . import markdown_table, renderer, svg_figure, value
-from .run_details import gbs, kernel_rows, label, load_results, of_group
+from .run_details import gbs, kernel_rows, label, load, of_group
+from .table import SPECS
 
-
-def pct(x: float) -> str:
-    return f"{100 * x:.1f}&nbsp;%"
+pct = SPECS["pct"]
 
 
 def power_of_two(n: int) -> str:
@@ -40,14 +38,14 @@ def steps(doc: dict) -> dict[str, list[str]]:
 @value("saxpy.n")
 def saxpy_n(docs_dir: Path, path: str, case: str) -> str:
     """N of a case (2<sup>k</sup> for a power of two)."""
-    doc = load_results(docs_dir, path)[0]
+    doc = load(docs_dir, path)
     return power_of_two(next(m["params"]["n"] for m in doc["measurements"] if m["case"] == case))
 
 
 @value("saxpy.fastest_copy")
 def saxpy_fastest_copy(docs_dir: Path, path: str, case: str, show: str = "label") -> str:
     """The fastest copy of a round: its label (show=label) or its GB/s (show=gbs)."""
-    doc = load_results(docs_dir, path)[0]
+    doc = load(docs_dir, path)
     best = copies(doc, case)[0]
     return label(doc, best["variant"]) if show == "label" else f"{gbs(best):,.0f}"
 
@@ -55,7 +53,7 @@ def saxpy_fastest_copy(docs_dir: Path, path: str, case: str, show: str = "label"
 @renderer("saxpy_progression")
 def saxpy_progression(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
     """One row per step, one column per toolkit (the label before its first comma)."""
-    doc, _, intro = load_results(docs_dir, path)
+    doc = load(docs_dir, path)
     ratios, rows = results.share_of_best(doc, "copy")[case], kernel_rows(doc, case)
     toolkits: list[str] = []
     table = []
@@ -68,14 +66,14 @@ def saxpy_progression(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
                 cells[toolkit] = f"{gbs(rows[key]):,.0f} GB/s ({pct(ratios[key])})"
         table.append([f"{step}. {label(doc, keys[0]).partition(', ')[2]}", cells])
     out = [[first] + [cells.get(t, "–") for t in toolkits] for first, cells in table]
-    return intro + markdown_table(["step", *toolkits], out, "l" + "r" * len(toolkits)) + "\n"
+    return markdown_table(["step", *toolkits], out, "l" + "r" * len(toolkits)) + "\n"
 
 
 @renderer("saxpy_table")
 def saxpy_table(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
     """Every version outside the progression or at its last step, GPU then CPU, fastest first;
     copies are left out (they are the ceiling)."""
-    doc, _, intro = load_results(docs_dir, path)
+    doc = load(docs_dir, path)
     ratios = results.share_of_best(doc, "copy")
     rounds = [c for c in ratios if c.startswith(case.rpartition("-")[0] + "-")]
     last_step = max(steps(doc), default="")
@@ -93,16 +91,16 @@ def saxpy_table(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
             rows.append([label(doc, k), f"{gbs(measured[k]):,.0f}", pct(ratios[case][k]), spread])
     if not rows:
         raise ValueError(f"{path}: no SAXPY measurements")
-    return intro + markdown_table(["version", "GB/s", "of fastest copy",
+    return markdown_table(["version", "GB/s", "of fastest copy",
                                    f"range, {len(rounds)} rounds"], rows, "lrrr") + "\n"
 
 
 @renderer("saxpy_copies")
 def saxpy_copies(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
-    doc, _, intro = load_results(docs_dir, path)
+    doc = load(docs_dir, path)
     found = copies(doc, case)
     table = [[label(doc, m["variant"]), f"{gbs(m):,.0f}", pct(gbs(m) / gbs(found[0]))] for m in found]
-    return intro + markdown_table(["copy", "GB/s", "of the fastest"], table, "lrr") + "\n"
+    return markdown_table(["copy", "GB/s", "of the fastest"], table, "lrr") + "\n"
 
 
 @renderer("saxpy_sweep")
@@ -111,7 +109,7 @@ def saxpy_sweep(docs_dir: Path, path: str, variants: str, alt: str) -> str:
     gpu-1."""
     import matplotlib.pyplot as plt
 
-    doc, _, intro = load_results(docs_dir, path)
+    doc = load(docs_dir, path)
     wanted = variants.split(",")
     series: dict[str, list[tuple[int, float]]] = {label(doc, v).replace("`", ""): [] for v in wanted}
     for m in doc["measurements"]:
@@ -128,57 +126,4 @@ def saxpy_sweep(docs_dir: Path, path: str, variants: str, alt: str) -> str:
     ax.set_ylabel("GB/s (CUDA events)")
     ax.grid(True, which="major")
     ax.legend(loc="lower right")
-    return intro + svg_figure(fig, alt=alt) + "\n"
-
-
-@renderer("saxpy_compile")
-def saxpy_compile(docs_dir: Path, path: str) -> str:
-    doc, _, intro = load_results(docs_dir, path)
-    rows = [[label(doc, m["variant"]), m["phase"].replace("_", " "), f"{m['median_s']:.2f}"]
-            for m in doc["measurements"] if m["case"] == "compile"]
-    return intro + markdown_table(["what", "phase", "seconds"], rows, "llr") + "\n"
-
-
-@renderer("saxpy_transfers")
-def saxpy_transfers(docs_dir: Path, path: str) -> str:
-    """The host<->device copies of the machine file (variants h2d_pinned, d2h_pageable, ...)."""
-    doc, _, intro = load_results(docs_dir, path)
-    rows = [[*label(doc, v).removesuffix(" memory").split(", "), f"{m['median_s'] * 1e3:.1f}",
-             f"{gbs(m):.1f}"] for v, m in kernel_rows(doc, "pcie").items()]
-    if not rows:
-        raise ValueError(f"{path}: no host↔device copies (case pcie)")
-    return intro + markdown_table(["direction", "host memory", "ms", "GB/s"], rows, "llrr") + "\n"
-
-
-NCU_KERNEL = re.compile(r"^  (\w+)[^()]*(?:\([^)]*\))? \((\d+), 1, 1\)x\((\d+), 1, 1\)")
-NCU_METRICS = ("Achieved Occupancy", "DRAM Throughput", "Duration")
-
-
-def parse_ncu(text: str) -> list[dict]:
-    """Every profiled kernel of an `ncu` text report: name, grid, block and the metrics above."""
-    found: list[dict] = []
-    for line in text.splitlines():
-        m = NCU_KERNEL.match(line)
-        if m:
-            found.append({"kernel": m[1], "grid": int(m[2]), "block": int(m[3])})
-            continue
-        for key in NCU_METRICS:
-            if found and line.strip().startswith(key + " ") and key not in found[-1]:
-                found[-1][key] = line.split()[-1]
-    return found
-
-
-@renderer("saxpy_ncu")
-def saxpy_ncu(docs_dir: Path, log: str) -> str:
-    """The first profiled launch of each kernel of an ncu report."""
-    seen, rows = set(), []
-    for k in parse_ncu((docs_dir / log).read_text()):
-        if k["kernel"] not in seen:
-            seen.add(k["kernel"])
-            rows.append([f"`{k['kernel']}`", f"{k['block']}", f"{k['grid']:,}"]
-                        + [k.get(key, "–") + ("&nbsp;%" if key != "Duration" else "")
-                           for key in NCU_METRICS])
-    if not rows:
-        raise ValueError(f"{log}: no kernels found in the ncu report")
-    return markdown_table(["kernel", "block", "grid", "achieved occupancy", "DRAM, of peak", "µs"],
-                          rows, "lrrrrr") + "\n"
+    return svg_figure(fig, alt=alt) + "\n"

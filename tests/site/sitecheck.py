@@ -7,8 +7,9 @@ standard-library module). Test modules import the fixtures they use from here.
 
 Everything runs against the site that the root ``built_site`` fixture builds once per session,
 served from 127.0.0.1 on a free port under the path of ``site_url`` (as GitHub Pages serves it),
-in one headless Chromium (Debian's ``chromium``) driven by Playwright. Each page is visited once
-in a light and once in a dark colour scheme; the tests then assert on what the visits recorded.
+in one headless Chromium (Debian's ``chromium``) driven by Playwright. Each page is loaded once
+in a light and once in a dark colour scheme at 1280 px and measured there and again narrowed to
+390 px (``site_visits``); the tests then assert on what the visits recorded.
 Nothing here reaches beyond this machine, except apt and npm when Chromium or axe-core is missing.
 """
 
@@ -345,24 +346,48 @@ CODE_BLOCKS = """
 }
 """
 
-SCROLL_TO_DIAGRAMS = """
-async () => {
-  for (const block of document.querySelectorAll(".mermaid")) {
-    block.scrollIntoView();
-    await new Promise(resolve => setTimeout(resolve, 50));
-  }
-  window.scrollTo(0, 0);
-}
-"""
+DRAWN = ("n => [...document.querySelectorAll('div.mermaid')]"
+         ".filter(d => d.shadowRoot && d.shadowRoot.querySelector('svg')).length >= n")
 
-MERMAID_RENDERED = """
+# Each diagram as drawn: its size and text, the width of the text column it sits in, whether
+# its box scrolls sideways, and whether the cue above it is shown (accessibility.js).
+DIAGRAM_FIT = r"""
 () => [...document.querySelectorAll("div.mermaid")].map(d => {
   const svg = d.shadowRoot && d.shadowRoot.querySelector("svg");
-  if (!svg) return null;
-  const box = svg.getBoundingClientRect();
-  return { width: box.width, height: box.height, text: svg.textContent.slice(0, 200) };
+  const column = d.closest(".md-content__inner") || d.parentElement;
+  const style = getComputedStyle(column);
+  const inner = column.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const hint = d.previousElementSibling;
+  const box = svg ? svg.getBoundingClientRect() : null;
+  return {
+    text: (svg ? svg.querySelector("g") || svg : d).textContent.trim().slice(0, 200),
+    width: box ? Math.round(box.width * 10) / 10 : null,
+    height: box ? Math.round(box.height * 10) / 10 : null,
+    column: Math.round(inner * 10) / 10,
+    scrolls: ["auto", "scroll"].includes(getComputedStyle(d).overflowX) &&
+             d.scrollWidth > d.clientWidth + 1,
+    cue: !!(hint && hint.classList.contains("scroll-hint") && hint.offsetParent !== null &&
+            hint.textContent.trim()),
+  };
 })
 """
+# Every overflowing diagram has its cue: accessibility.js has seen the drawn diagrams.
+CUES_SET = """() => [...document.querySelectorAll("div.mermaid")].every(d =>
+  d.scrollWidth <= d.clientWidth + 1 ||
+  (d.previousElementSibling && d.previousElementSibling.classList.contains("scroll-hint")))"""
+
+# What makes a page scroll sideways: the page itself, and each chart wider than its box.
+SIDEWAYS = """() => ({
+  page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  charts: [...document.querySelectorAll("figure.data-chart")].map(f => {
+    const img = [...f.querySelectorAll("img")].find(i => i.offsetParent !== null);
+    const box = f.getBoundingClientRect();
+    return {alt: (f.querySelector("img") || {}).alt || "",
+            over: Math.max(f.scrollWidth - f.clientWidth,
+                           img ? img.getBoundingClientRect().right - box.right : 0,
+                           box.right - document.documentElement.clientWidth)};
+  }),
+})"""
 
 NOTEBOOK = """
 () => {
@@ -403,10 +428,12 @@ async () => {
     const img = [...fig.querySelectorAll("img")].find(shown);
     const item = {alt: (fig.querySelector("img") || {}).alt || "", light: !!fig.querySelector('img[src$="#only-light"]'),
                   dark: !!fig.querySelector('img[src$="#only-dark"]'), shown: img ? (img.src.endsWith("#only-dark") ? "chart-dark" : "chart-light") : null, min_px: null};
-    if (img && img.src.startsWith("data:image/svg+xml;base64,")) {
-      const svg = new DOMParser().parseFromString(atob(img.src.split(",")[1].split("#")[0]), "image/svg+xml").documentElement;
+    const src = img ? img.currentSrc || img.src : "";  // the phone copy, where the width picks it
+    if (src.startsWith("data:image/svg+xml;base64,")) {
+      const text = atob(src.split(",")[1].split("#")[0]);
+      const svg = new DOMParser().parseFromString(text, "image/svg+xml").documentElement;
       const box = (svg.getAttribute("viewBox") || "").split(/\s+/).map(Number);
-      const sizes = [...atob(img.src.split(",")[1].split("#")[0]).matchAll(/font-size:\s*([0-9.]+)px/g)].map(m => +m[1]);
+      const sizes = [...text.matchAll(/font-size:\s*([0-9.]+)px/g)].map(m => +m[1]);
       if (box.length === 4 && sizes.length) {
         item.min_px = Math.min(...sizes) * img.getBoundingClientRect().width / box[2];
       }
@@ -459,9 +486,12 @@ class Visit:
     served: set[str] = field(default_factory=set)  # URLs answered 200 by the site server
     bytes: int = 0  # transferred, as GitHub Pages would send it (see transfer_size)
     images: list[dict] = field(default_factory=list)
+    width: int = 1280  # the viewport's, in CSS px
     mermaid_blocks: int = 0
-    mermaid_svgs: list = field(default_factory=list)
+    mermaid_svgs: list = field(default_factory=list)  # DIAGRAM_FIT of each diagram
     mermaid_error: str = ""
+    sideways: dict = field(default_factory=dict)  # SIDEWAYS
+    notebook_luma: list[float] = field(default_factory=list)  # mean luminance of each image, 0-1
     code: dict = field(default_factory=dict)
     copied: tuple[str, str] | None = None  # (code block text, clipboard text)
     notebook: dict | None = None
@@ -524,33 +554,61 @@ class Recorder:
             page.wait_for_timeout(50)
 
 
+def luma(png: bytes) -> float:
+    """The mean luminance (0 black, 1 white) of a screenshot."""
+    import io
+
+    from PIL import Image, ImageStat
+
+    return ImageStat.Stat(Image.open(io.BytesIO(png)).convert("L")).mean[0] / 255
+
+
+# After a change of width: the layout redone, accessibility.js's resize observers run, and the
+# images a <picture> picks for the new width decoded.
+RELAID = """async () => {
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  await Promise.all([...document.images].map(i => i.decode().catch(() => null)));
+}"""
+
+
+def measure(page, visit: Visit, mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) -> None:
+    """What depends on the width: diagrams as drawn, readability, sideways scroll, notebook
+    images' luminance."""
+    if visit.mermaid_blocks:
+        # No scrolling: every diagram must be drawn on its own once the page is idle, as for
+        # print (mermaid-loader.js).
+        try:
+            page.wait_for_function(DRAWN, arg=visit.mermaid_blocks, timeout=mermaid_timeout_ms)
+            page.wait_for_function(CUES_SET, timeout=2000)
+        except Exception as exc:  # noqa: BLE001 - reported by the diagram tests
+            visit.mermaid_error = str(exc).splitlines()[0]
+        visit.mermaid_svgs = page.evaluate(DIAGRAM_FIT)
+    visit.readability = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
+    visit.sideways = page.evaluate(SIDEWAYS)
+    for img in page.locator(".jupyter-wrapper .jp-OutputArea-output img:visible").all():
+        visit.notebook_luma.append(luma(img.screenshot()))
+
+
 def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
-               axe_js: str | None, full: bool,
-               mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) -> Visit:
-    """Load one page and record what the tests check. `full`: every check; otherwise only
-    the colour scheme, console errors, off-site requests and axe's colour rules."""
-    visit = Visit(path, scheme)
+               axe_js: str | None, full: bool, rules: list[str] | None = COLOUR_RULES,
+               mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS, narrow: dict | None = None):
+    """Load one page and record what the tests check. `full`: every check (the copy button
+    clicked, images, code, notebook); otherwise the scheme, errors, requests, diagrams,
+    readability, sideways scroll, notebook images' luminance and axe's `rules` (None: all).
+    With `narrow` (a viewport), the page is then narrowed to it and measured again (`measure`):
+    the answer is (the visit, the narrow visit), else the visit."""
+    visit = Visit(path, scheme, width=page.viewport_size["width"])
     visit.mermaid_blocks = page_file(server.root, path).read_text().count('class="mermaid"')
     recorder.visit = visit
+    wide = page.viewport_size
     try:
         page.goto(server.url(path), wait_until="load")
         visit.color_scheme = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
-        if visit.mermaid_blocks:
-            # Diagrams render as they come near the screen (mermaid-loader.js): scroll to each.
-            page.evaluate(SCROLL_TO_DIAGRAMS)
-            try:
-                page.wait_for_function(
-                    "n => [...document.querySelectorAll('div.mermaid')]"
-                    ".filter(d => d.shadowRoot && d.shadowRoot.querySelector('svg')).length >= n",
-                    arg=visit.mermaid_blocks, timeout=mermaid_timeout_ms)
-            except Exception as exc:  # noqa: BLE001 - reported by the Mermaid test
-                visit.mermaid_error = str(exc).splitlines()[0]
-            visit.mermaid_svgs = page.evaluate(MERMAID_RENDERED)
-        visit.readability = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
+        measure(page, visit, mermaid_timeout_ms)
         if axe_js:
             # Audit before anything is clicked: the copy button's "Copied to clipboard" toast
             # fades out over a few hundred ms, and axe would catch it half-transparent.
-            visit.axe = run_axe(page, axe_js, None if full else COLOUR_RULES)
+            visit.axe = run_axe(page, axe_js, None if full else rules)
         if full:
             visit.images = page.evaluate(IMAGES)
             visit.code = page.evaluate(CODE_BLOCKS)
@@ -564,44 +622,74 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                 code = page.evaluate("t => document.querySelector(t).innerText",
                                      button.get_attribute("data-clipboard-target"))
                 visit.copied = (code, page.evaluate("navigator.clipboard.readText()"))
-        recorder.settle(page)
+        recorder.settle(page)  # the requests it started (search index, ...) belong to this visit
+        if narrow is None:
+            return visit
+        small = Visit(path, scheme, color_scheme=visit.color_scheme, width=narrow["width"],
+                      mermaid_blocks=visit.mermaid_blocks)
+        page.set_viewport_size(narrow)
+        page.evaluate(RELAID)
+        measure(page, small, mermaid_timeout_ms)
+        return visit, small
     finally:
         recorder.visit = None
-    return visit
+        if page.viewport_size != wide:
+            page.set_viewport_size(wide)
+
+
+WIDE_VIEWPORT = {"width": 1280, "height": 900}
+FIGURES = ('class="mermaid"', 'class="data-chart"', 'class="jupyter-wrapper"')
+# Per scheme: every check? axe's rules (None: all), and the pages measured again at 390 px
+# ("figures": only those with a chart, a diagram or a notebook; the rest a phone in the dark
+# shows as the phone in the light and the wide screen in the dark do).
+PASSES = {"light": (True, None, "all"), "dark": (False, COLOUR_RULES, "figures")}
 
 
 @dataclass
 class SiteVisits:
-    light: dict[str, Visit]
-    dark: dict[str, Visit]
-    narrow: dict[str, Visit]  # light scheme at NARROW_VIEWPORT: readability only
+    passes: dict[tuple[str, str], dict[str, Visit]]  # (width, scheme) -> {page: its visit}
     seconds: float
+
+    @property
+    def light(self) -> dict[str, Visit]:
+        return self.passes["1280", "light"]
+
+    @property
+    def dark(self) -> dict[str, Visit]:
+        return self.passes["1280", "dark"]
+
+    @property
+    def narrow(self) -> dict[str, Visit]:
+        return self.passes["390", "light"]
 
 
 @pytest.fixture(scope="session")
 def site_visits(browser, site_server, axe_source) -> SiteVisits:
-    """Every built page visited once in the light scheme (all checks) and once in the dark
-    scheme (the scheme and the accessibility audit)."""
+    """Every built page loaded once per colour scheme at 1280 px, measured there and again
+    narrowed to 390 px (PASSES), every check of a width and scheme made in that one load.
+    Each module that imports this fixture gets an instance of its own (see `browser`), so the
+    visits are made once and kept in _SHARED."""
+    if "visits" in _SHARED:
+        return _SHARED["visits"]
     start = time.monotonic()
     paths = page_paths(site_server.root)
-    results = {}
-    for scheme in ("light", "dark"):
-        context = new_context(browser, site_server, scheme)
+    with_figures = {p for p in paths
+                    if any(f in page_file(site_server.root, p).read_text() for f in FIGURES)}
+    passes: dict = {}
+    for scheme, (full, rules, narrowed) in PASSES.items():
+        context = new_context(browser, site_server, scheme, viewport=WIDE_VIEWPORT)
         page = context.new_page()
         recorder = Recorder(page, site_server)
-        results[scheme] = {
-            path: visit_page(page, recorder, site_server, path, scheme, axe_source,
-                             full=scheme == "light")
-            for path in paths}
+        wide, small = passes.setdefault(("1280", scheme), {}), passes.setdefault(("390", scheme), {})
+        for path in paths:
+            both = narrowed == "all" or path in with_figures
+            found = visit_page(page, recorder, site_server, path, scheme, axe_source, full=full,
+                               rules=rules, narrow=NARROW_VIEWPORT if both else None)
+            wide[path], small[path] = found if both else (found, None)
+        passes["390", scheme] = {p: v for p, v in small.items() if v is not None}
         context.close()
-    context = new_context(browser, site_server, "light", viewport=NARROW_VIEWPORT)
-    page = context.new_page()
-    recorder = Recorder(page, site_server)
-    results["narrow"] = {path: visit_page(page, recorder, site_server, path, "light", None,
-                                          full=False) for path in paths}
-    context.close()
-    return SiteVisits(results["light"], results["dark"], results["narrow"],
-                      time.monotonic() - start)
+    _SHARED["visits"] = SiteVisits(passes, time.monotonic() - start)
+    return _SHARED["visits"]
 
 
 def normalised_lines(text: str) -> list[str]:

@@ -1,6 +1,6 @@
 """The built site in headless Chromium: every page, as a reader's browser gets it.
 
-Each page is loaded once per colour scheme (see ``sitecheck.site_visits``); the tests below
+Each page is loaded once per width and colour scheme (see ``sitecheck.site_visits``); the tests below
 assert on what those visits recorded, so a page added to the site is checked without any change
 here. Skipped with a reason when Chromium or npm (for axe-core) cannot be had.
 """
@@ -14,9 +14,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from sitecheck import (  # noqa: F401 - fixtures are used by name
-    COLOUR_RULES, MIN_READABLE_PX, NARROW_VIEWPORT, READABILITY, Recorder, axe_source, browser,
-    chromium_path, content_pages, label, new_context, normalised_lines, run_axe, serve,
-    site_server, site_visits, visit_page,
+    COLOUR_RULES, MIN_READABLE_PX, NARROW_VIEWPORT, READABILITY, SIDEWAYS, Recorder, axe_source,
+    browser, chromium_path, content_pages, label, luma, new_context, normalised_lines, run_axe,
+    serve, site_server, site_visits, visit_page,
 )
 
 PAGE_WEIGHT_LIMIT = 1_000_000  # bytes, for pages without a diagram
@@ -81,7 +81,7 @@ def test_mermaid_diagrams_render_to_svg(site_visits):
         pytest.skip("no page has a Mermaid diagram")
     problems = {}
     for path, v in with_diagrams.items():
-        svgs = [s for s in v.mermaid_svgs if s]
+        svgs = [s for s in v.mermaid_svgs if s["width"] is not None]
         bad = [s["text"][:80] for s in svgs
                if s["width"] < 50 or s["height"] < 20 or "Syntax error" in s["text"]]
         if v.mermaid_error or len(svgs) != v.mermaid_blocks or bad:
@@ -276,6 +276,59 @@ def test_chart_type_is_readable(visits):
                         if c["min_px"] is None or c["min_px"] < MIN_READABLE_PX]
              for p, v in visits.items()}
     assert not {p: c for p, c in small.items() if c}, f"chart type under {MIN_READABLE_PX} px"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_chart_scrolls_sideways_on_a_phone(site_visits, scheme):
+    """At 390 px no chart is wider than its box or the screen, and no page scrolls sideways."""
+    visits = site_visits.passes["390", scheme]
+    charts = {label(p): [(c["alt"][:40], round(c["over"])) for c in v.sideways["charts"]
+                         if c["over"] > 1] for p, v in visits.items()}
+    assert any(v.sideways["charts"] for v in visits.values()), "no chart found"
+    assert not {p: c for p, c in charts.items() if c}, "(chart, px past its box)"
+    assert not {label(p): v.sideways["page"] for p, v in visits.items() if v.sideways["page"] > 1}
+
+
+def test_notebook_images_are_dark_in_the_dark_scheme(site_visits):
+    """A notebook's PNG has white paper baked in: in the dark scheme it must not show as a white
+    box (mean luminance under 0.5), and in the light scheme it stays as it was drawn."""
+    for width in ("1280", "390"):
+        dark = {label(p): v.notebook_luma for p, v in site_visits.passes[width, "dark"].items()
+                if v.notebook_luma}
+        light = {label(p): v.notebook_luma for p, v in site_visits.passes[width, "light"].items()
+                 if v.notebook_luma}
+        assert dark and light, "no notebook image found"
+        assert all(x < 0.5 for xs in dark.values() for x in xs), dark
+        assert all(x > 0.5 for xs in light.values() for x in xs), light
+
+
+def test_the_dark_notebook_check_fires_on_a_white_image(browser, site_server, site_visits):
+    path = next(p for p, v in site_visits.dark.items() if v.notebook_luma)
+    context = new_context(browser, site_server, "dark")
+    try:
+        page = context.new_page()
+        page.goto(site_server.url(path), wait_until="load")
+        img = page.locator(".jupyter-wrapper .jp-OutputArea-output img").first
+        assert luma(img.screenshot()) < 0.5
+        img.evaluate("i => { i.style.filter = 'none'; }")  # the site's dark-scheme rule undone
+        assert luma(img.screenshot()) > 0.5
+    finally:
+        context.close()
+
+
+def test_the_sideways_check_fires_on_a_chart_wider_than_a_phone(browser, tmp_path):
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="600pt" height="100pt" '
+           'viewBox="0 0 600 100"><text x="5" y="50" style="font-size: 12px">wide</text></svg>')
+    import base64
+
+    data = base64.b64encode(svg.encode()).decode()
+    body = (f'<figure class="data-chart"><img alt="a wide chart" style="min-width:560px" '
+            f'src="data:image/svg+xml;base64,{data}#only-light"></figure>')
+    with bad_page(browser, tmp_path, body) as (page, server):
+        page.set_viewport_size(NARROW_VIEWPORT)
+        page.goto(server.url(""), wait_until="load")
+        found = page.evaluate(SIDEWAYS)
+    assert found["charts"][0]["over"] > 100 and found["page"] > 100, found
 
 
 def test_diagram_text_is_readable(visits):

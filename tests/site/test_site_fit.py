@@ -1,5 +1,6 @@
 """Diagrams fit the text column: every Mermaid diagram of the built site, measured as drawn in
-headless Chromium at 1280 px and at 390 px (a phone), in the light and the dark scheme.
+headless Chromium at 1280 px and at 390 px (a phone), in the light and the dark scheme (in the
+one visit per page, width and scheme of sitecheck.site_visits).
 
 At 1280 px no diagram may be wider than its column (it would be cut off at the right edge). At
 390 px a diagram may be wider, but then its box must scroll sideways and show the cue above it
@@ -14,36 +15,12 @@ from __future__ import annotations
 import pytest
 
 from sitecheck import (  # noqa: F401 - fixtures are used by name
-    MERMAID_TIMEOUT_MS, NARROW_VIEWPORT, browser, chromium_path, label, new_context, page_file,
-    page_paths, site_server,
+    DIAGRAM_FIT, DRAWN, MERMAID_TIMEOUT_MS, NARROW_VIEWPORT, WIDE_VIEWPORT, axe_source, browser,
+    chromium_path, label, new_context, page_file, page_paths, site_server, site_visits,
 )
 
-WIDTHS = {"1280px": {"width": 1280, "height": 900}, "390px": NARROW_VIEWPORT}
+WIDTHS = {"1280px": "1280", "390px": "390"}
 SCHEMES = ("light", "dark")
-
-# For each diagram: its drawn width, the width of the text column it sits in, whether its box
-# scrolls sideways, and whether the cue above it is shown.
-DIAGRAM_FIT = r"""
-() => [...document.querySelectorAll("div.mermaid")].map(d => {
-  const svg = d.shadowRoot && d.shadowRoot.querySelector("svg");
-  const column = d.closest(".md-content__inner") || d.parentElement;
-  const style = getComputedStyle(column);
-  const inner = column.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-  const hint = d.previousElementSibling;
-  return {
-    text: (svg ? svg.querySelector("g") : d).textContent.trim().slice(0, 50),
-    width: svg ? Math.round(svg.getBoundingClientRect().width * 10) / 10 : null,
-    column: Math.round(inner * 10) / 10,
-    scrolls: ["auto", "scroll"].includes(getComputedStyle(d).overflowX) &&
-             d.scrollWidth > d.clientWidth + 1,
-    cue: !!(hint && hint.classList.contains("scroll-hint") && hint.offsetParent !== null &&
-            hint.textContent.trim()),
-  };
-})
-"""
-
-DRAWN = ("n => [...document.querySelectorAll('div.mermaid')]"
-         ".filter(d => d.shadowRoot && d.shadowRoot.querySelector('svg')).length >= n")
 
 
 def diagram_pages(site) -> dict[str, int]:
@@ -52,27 +29,12 @@ def diagram_pages(site) -> dict[str, int]:
 
 
 @pytest.fixture(scope="module")
-def fits(browser, site_server) -> dict[tuple[str, str], dict[str, list[dict]]]:
-    """{(width, scheme): {page: [one measurement per diagram]}}. No page is scrolled: the
-    diagrams must be drawn on their own once the page has loaded (as for print)."""
-    pages = diagram_pages(site_server.root)
-    out = {}
-    for width, viewport in WIDTHS.items():
-        for scheme in SCHEMES:
-            context = new_context(browser, site_server, scheme, viewport=viewport)
-            page = context.new_page()
-            found = {}
-            for path, blocks in pages.items():
-                page.goto(site_server.url(path), wait_until="load")
-                try:
-                    page.wait_for_function(DRAWN, arg=blocks, timeout=MERMAID_TIMEOUT_MS)
-                except Exception:  # noqa: BLE001 - reported as undrawn diagrams below
-                    pass
-                page.wait_for_timeout(100)  # let accessibility.js mark the boxes that scroll
-                found[path] = page.evaluate(DIAGRAM_FIT)
-            context.close()
-            out[width, scheme] = found
-    return out
+def fits(site_visits) -> dict[tuple[str, str], dict[str, list[dict]]]:
+    """{(width, scheme): {page: [one measurement per diagram]}}, from the site's visits (no page
+    is scrolled: the diagrams must be drawn on their own once the page has loaded, as for print)."""
+    return {(width, scheme): {p: v.mermaid_svgs for p, v in site_visits.passes[w, scheme].items()
+                              if v.mermaid_blocks}
+            for width, w in WIDTHS.items() for scheme in SCHEMES}
 
 
 def too_wide(measured: dict[str, list[dict]]) -> dict[str, list]:
@@ -137,7 +99,7 @@ WIDE_DIAGRAM = ("flowchart LR\n" + " --> ".join(f'n{i}["a deliberately wide diag
 def test_the_width_check_fires_on_a_diagram_too_wide(diagram_page):
     """A real page, its first diagram replaced by one drawn by the same Mermaid from a wide
     left-to-right source: the 1280 px check must report it."""
-    page, path = diagram_page(WIDTHS["1280px"])
+    page, path = diagram_page(WIDE_VIEWPORT)
     assert not too_wide({path: page.evaluate(DIAGRAM_FIT)})
     page.evaluate("""async (text) => {
         const { svg } = await window.mermaid.render("too-wide", text);
@@ -148,7 +110,7 @@ def test_the_width_check_fires_on_a_diagram_too_wide(diagram_page):
 
 
 def test_the_cue_check_fires_on_a_wide_diagram_without_its_cue(diagram_page):
-    page, path = diagram_page(WIDTHS["390px"])
+    page, path = diagram_page(NARROW_VIEWPORT)
     measured = {path: page.evaluate(DIAGRAM_FIT)}
     assert any(d["width"] > d["column"] for d in measured[path]), "pick a wider first page"
     assert not scroll_without_cue(measured)

@@ -1,7 +1,7 @@
-"""No placeholder text in the built pages: no `<this repository>`-style stand-in for a name
-the project does not know yet, no link (<a href>, src) to the placeholder owner of `site_url`,
-no example.com address, no TODO or lorem ipsum. Reads the built HTML; the last test proves the
-check fires on each kind."""
+"""No placeholder text in the built site: no `<this repository>`-style stand-in for a name the
+project does not know yet, no link (<a href>, src) to an example.com address, no TODO or lorem
+ipsum, and the made-up owner `gpu-survival-toolkit` of an earlier `site_url` nowhere in any
+built file (pages, sitemap, search index). The last tests prove each check fires."""
 
 from __future__ import annotations
 
@@ -14,9 +14,7 @@ from sitecheck import label, page_file, page_paths
 # `git clone <this repository>`); templates such as `<topic>/<file>.py` are not placeholders.
 ANGLE = re.compile(r"<\s*(?:this|your|the|our)?[ _-]*(?:repo(?:sitory)?|owner|org(?:anisation|anization)?|"
                    r"user(?:name)?|project)[ _-]*(?:url|name|address)?\s*>", re.I)
-# Addresses that lead nowhere: the placeholder owner, reserved example domains.
-# Links a reader follows or loads (<a href>, src); the canonical <link> and the sitemap carry
-# site_url, the address the site is to be published at (mkdocs.yml), and are not checked here.
+# Links a reader follows or loads (<a href>, src) to addresses that lead nowhere.
 FAKE_URL = re.compile(r"""(?:<a\b[^>]*?\bhref|\bsrc)\s*=\s*["'](https?://(?:[^"'/]*\.)?(?:example\.(?:com|org|net)|"""
                       r"""github\.com/gpu-survival-toolkit|gpu-survival-toolkit\.github\.io)[^"']*)""", re.I)
 WORDS = re.compile(r"\b(?:TODO|TBD|FIXME|XXX|lorem ipsum)\b")
@@ -31,6 +29,32 @@ def placeholders(html: str) -> list[str]:
     found += [m.group(0) for m in ANGLE.finditer(text)]
     found += [m.group(0) for m in WORDS.finditer(text)]
     return found
+
+
+# The placeholder owner's addresses, anywhere in any built text file (canonical links, sitemap).
+FAKE_HOST = re.compile(r"gpu-survival-toolkit\.github\.io|github\.com/gpu-survival-toolkit", re.I)
+TEXT_FILES = {".html", ".xml", ".json", ".js", ".txt"}
+
+
+def fake_hosts(site) -> dict[str, list[str]]:
+    found = {}
+    for f in site.rglob("*"):
+        if f.suffix in TEXT_FILES and f.is_file():
+            hits = FAKE_HOST.findall(f.read_text(errors="replace"))
+            if hits:
+                found[f.relative_to(site).as_posix()] = sorted(set(hits))
+    return found
+
+
+def test_no_built_file_names_the_placeholder_owner(built_site):
+    assert not fake_hosts(built_site)
+
+
+def test_the_owner_check_fires(tmp_path):
+    (tmp_path / "sitemap.xml").write_text(
+        "<urlset><url><loc>https://gpu-survival-toolkit.github.io/gpu-survival-toolkit/</loc></url></urlset>")
+    (tmp_path / "ok.html").write_text('<a href="../x/">x</a>')
+    assert list(fake_hosts(tmp_path)) == ["sitemap.xml"]
 
 
 def test_no_page_holds_a_placeholder(built_site):

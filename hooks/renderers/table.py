@@ -1,0 +1,162 @@
+"""One table for any data file, its columns chosen on the page; and one figure, `{{ cell }}`:
+
+    <!-- render table path=data/x.csv cols="header={template};..." [align=lrr] [where="f=a,b* g=c"]
+         [sort="f -g"] [mark=prefix] [notes="{template}"] [flag=*] [empty=–] [run=1] [key=rows]
+         [names="phase=words;..."] -->
+
+Rows: a CSV's, a JSON file's list `key`, or a results file's measurements. A fact row with a
+`source` needs a source and an as-of date, and gets `{sources}` (short links), `{site}` and,
+with a `unit`, `{quantity}`. A measurement gets `label`, `what` (its phase), `s` (median),
+`gbs`, `tflops`, `over_cpu` (the case's fastest CPU kernel over it), `per_s[work]`, `per_step`
+and its params; `names="phase=words;..."` gives `what` the page's words. Templates are format strings with the specs `time`, `ms`, `sig`, `ratio`, `pct`
+and `text ? text` (the value for `?`; nothing when empty); an empty cell shows `empty`. Rows keep
+the order of the first `where`'s values, then `sort`'s (`-`: descending). `mark` numbers a
+footnote `{mark}` per row of the file, `notes` is its text; `flag` marks the fields a row lists
+as `unconfirmed`; `run=1` adds the run's details.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import string
+from html import escape
+from pathlib import Path
+from urllib.parse import urlparse
+
+from . import load_json, markdown_table, pairs, read_csv, renderer, value
+from .run_details import describe_run, label, load
+
+AS_OF = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+URL = re.compile(r"https?://[^\s;,)]+")
+SI = {"B/s": ((1e12, "TB/s"), (1e9, "GB/s")), "B": ((1e9, "GB"), (1e6, "MB"), (1e3, "KB")),
+      "FLOP/s": ((1e12, "TFLOP/s"),)}
+
+
+def fmt_time(s: float) -> str:
+    scale, unit = next(((x, u) for x, u in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")) if s >= x),
+                       (1e-9, "ns"))
+    return f"{s / scale:.3g} {unit}"
+
+
+SPECS = {"time": fmt_time, "sig": lambda x: f"{x:.3g}".replace("e+", "e"),
+         "ratio": lambda x: f"{x:,.0f}" if x >= 100 else f"{x:.3g}",
+         "pct": lambda x: f"{100 * x:.1f}&nbsp;%",
+         "ms": lambda x: f"{1e3 * x:,.3f}" if x < 0.01 else f"{1e3 * x:,.1f}"}
+
+
+class Cells(string.Formatter):
+    """Formats a row's template: a missing or empty field (or N/A) is ""."""
+
+    def get_field(self, name, args, kwargs):
+        try:
+            return super().get_field(name, args, kwargs)
+        except (KeyError, IndexError, TypeError):
+            return "", name
+
+    def format_field(self, value, spec):
+        if value in ("", None, "N/A"):
+            return ""
+        if "?" in spec:
+            return spec.replace("?", str(value))
+        if spec in SPECS:
+            return SPECS[spec](float(value))
+        return format(float(value) if spec and isinstance(value, str) else value, spec)
+
+
+def link_label(url: str) -> str:
+    """`nvidia.com/h200`: the site and the last part of the path; owner/repo on GitHub."""
+    parsed = urlparse(url)
+    host, parts = parsed.netloc.removeprefix("www."), [p for p in parsed.path.split("/") if p]
+    if host in ("github.com", "raw.githubusercontent.com") and len(parts) >= 2:
+        return "/".join(parts[:2])
+    names = [re.sub(r"\.(html?|rst|txt|md|aspx)$", "", p) for p in parts] or [""]
+    tail = names[-2] if names[-1] in ("index", "summary", "amp", "specifications") and len(names) > 1 else names[-1]
+    return f"{host}/{tail}" if tail else host
+
+
+def source_links(text: str) -> str:
+    """Each URL of a source cell ("a ; label: url ; ...") as a short link; other text kept."""
+    out = []
+    for chunk in text.split(" ; "):
+        m = URL.search(chunk)
+        if not m:
+            out.append(escape(chunk.strip()))
+            continue
+        name, rest = chunk[:m.start()].strip().rstrip(":"), chunk[m.end():].strip()
+        out.append((f"{escape(name)}: " if name else "") + f"[{escape(link_label(m[0]))}]({m[0]})"
+                   + (f" {escape(rest)}" if rest else ""))
+    return "; ".join(out)
+
+
+def quantity(v: float, unit: str) -> str:
+    scale, name = next(((s, n) for s, n in SI.get(unit, ((1, ""),)) if v >= s), SI.get(unit, ((1, ""),))[-1])
+    return f"{v / scale:g} {name}" if name else f"{v:,.0f}"
+
+
+def fact_rows(rows: list[dict], path: str) -> list[dict]:
+    """A fact table's rows, escaped; one with a `source` column must give each a source and an
+    as-of date."""
+    for i, r in enumerate(rows, start=1):
+        if "source" in r and (not str(r["source"]).strip() or not AS_OF.match(str(r.get("as_of", "")).strip())):
+            raise ValueError(f"{path} row {i}: no source, or an as-of date not YYYY[-MM[-DD]]")
+    return [{**{k: escape(v) if isinstance(v, str) else v for k, v in r.items()},
+             "sources": source_links(r.get("source", "")), "site": urlparse(r.get("source", "")).netloc,
+             **({"quantity": quantity(float(r["value"]), r["unit"])} if "unit" in r else {})}
+            for r in rows]
+
+
+def measurement_rows(doc: dict) -> list[dict]:
+    best: dict[str, float] = {}
+    for m in doc["measurements"]:
+        if m["device"] == "cpu" and m["phase"] == "kernel":
+            best[m["case"]] = min(best.get(m["case"], m["median_s"]), m["median_s"])
+    return [{**m.get("params", {}), **m, "label": label(doc, m["variant"]), "s": (s := m["median_s"]),
+             "what": m["phase"].replace("_", " "), "over_cpu": best[m["case"]] / s if m["case"] in best else "",
+             "gbs": m["bytes"] / s / 1e9 if m.get("bytes") else "", "tflops": m.get("flops", 0) / s / 1e12,
+             "per_s": {k: v / s for k, v in (m.get("work") or {}).items()},
+             "per_step": s / m.get("params", {}).get("steps_per_call", 1)} for m in doc["measurements"]]
+
+
+def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = "rows",
+         mark: str = "", flag: str = "", names: str = "") -> tuple[list[dict], dict | None]:
+    """(the rows of a data file that `where` keeps, in order; the results document, if it is one)."""
+    data = load_json(docs_dir, path) if path.endswith(".json") else {key: read_csv(docs_dir, path)}
+    doc = load(docs_dir, path) if "measurements" in data else None  # a results file, checked
+    rows = measurement_rows(doc) if doc else fact_rows(data[key], path)
+    for i, r in enumerate(rows, start=1):
+        r["mark"] = f"[^{mark}-{i}]"
+        r["what"] = pairs(names).get(r.get("phase"), r.get("what")) if names else r.get("what")
+        for field in filter(None, map(str.strip, r.get("unconfirmed", "").split(";")) if flag else ()):
+            r[field] += flag if r.get(field, "").strip() else ""  # a figure not confirmed at its source
+    conditions = [c.split("=", 1) for c in where.split()]
+    rows = [r for r in rows if all(any(fnmatch.fnmatchcase(str(r.get(k, "")), p) for p in v.split(","))
+                                   for k, v in conditions)]
+    if conditions:
+        field, order = conditions[0][0], conditions[0][1].split(",")
+        rows.sort(key=lambda r: next(i for i, p in enumerate(order) if fnmatch.fnmatchcase(str(r[field]), p)))
+    for k in reversed(sort.split()):
+        rows.sort(key=lambda r: r[k.lstrip("-")], reverse=k.startswith("-"))
+    if not rows:
+        raise ValueError(f"{path}: no row where {where!r}")
+    return rows, doc
+
+
+@value("cell")
+def cell(docs_dir: Path, path: str, show: str, where: str = "", sort: str = "", key: str = "rows") -> str:
+    """One figure for a sentence: `show` (a template) over the first row `where` and `sort` pick."""
+    return Cells().format(show, **pick(docs_dir, path, where, sort, key)[0][0])
+
+
+@renderer("table")
+def table(docs_dir: Path, path: str, cols: str = "", align: str = "", where: str = "",
+          sort: str = "", mark: str = "", notes: str = "", empty: str = "–", flag: str = "",
+          run: str = "", key: str = "rows", names: str = "") -> str:
+    rows, doc = pick(docs_dir, path, where, sort, key, mark, flag, names)
+    columns = pairs(cols) if cols else {}
+    fill = lambda t, r: Cells().format(t, **r).strip() or empty  # noqa: E731
+    out = markdown_table(list(columns), [[fill(t, r) for t in columns.values()] for r in rows],
+                         align or None) + "\n" if columns else ""
+    if notes:
+        out += "\n" + "\n".join(f"{r['mark']}: {fill(notes, r)}" for r in rows) + "\n"
+    return out + (f"\n{describe_run(doc)}\n" if run else "")

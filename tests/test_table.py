@@ -1,0 +1,54 @@
+"""The one table renderer (hooks/renderers/table.py): columns, rows and order as a page's
+directive names them, the formats it adds, and the sources it demands of a fact table."""
+
+from __future__ import annotations
+
+import pytest
+
+import renderers
+
+CSV = """key,item,value,unit,link,speed,unconfirmed,source,as_of
+b,second,2e9,B,NVLink,900,speed,https://www.example.org/b/page.html,2026-11
+a,first,65536,count,PCIe only,,,https://github.com/owner/repo/blob/x.md,2026-11-29
+"""
+
+
+@pytest.fixture
+def docs(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.csv").write_text(CSV)
+    return tmp_path
+
+
+def test_columns_rows_and_order_come_from_the_directive(docs):
+    out = renderers.get("table")(docs, path="data/x.csv", where="key=a,b", align="lrl", flag="*",
+                                 cols="what={item};value={quantity};link={link}{speed:, ?}")
+    assert out.splitlines() == ["| what | value | link |", "|:--|--:|:--|",
+                                "| first | 65,536 | PCIe only |", "| second | 2 GB | NVLink, 900* |"]
+    out = renderers.get("table")(docs, path="data/x.csv", sort="-key", cols="k={key};s={speed}")
+    assert out.splitlines()[2:] == ["| b | 900 |", "| a | – |"]  # an empty cell shows –
+
+
+def test_footnotes_carry_short_source_links(docs):
+    out = renderers.get("table")(docs, path="data/x.csv", mark="n", cols="item={item}{mark}",
+                                 notes="{sources}, {as_of}")
+    assert "| second[^n-1] |" in out
+    assert "[^n-2]: [owner/repo](https://github.com/owner/repo/blob/x.md), 2026-11-29" in out
+    assert "[^n-1]: [example.org/page](https://www.example.org/b/page.html), 2026-11" in out
+
+
+def test_a_fact_table_needs_a_source_and_a_date_on_every_row(docs):
+    (docs / "data" / "x.csv").write_text(CSV.replace("2026-11-29", "last year"))
+    with pytest.raises(ValueError, match="row 2: no source, or an as-of date"):
+        renderers.get("table")(docs, path="data/x.csv", cols="k={key}")
+    (docs / "data" / "x.csv").write_text(CSV)
+    with pytest.raises(ValueError, match="no row where"):
+        renderers.get("table")(docs, path="data/x.csv", where="key=zz", cols="k={key}")
+
+
+def test_formats_and_one_cell():
+    cells = renderers.table.Cells()
+    assert cells.format("{a:time} {b:time} {c:ms} {d:pct} {e:sig} {f:ratio}", a=2.5, b=3.2e-4,
+                        c=0.0123, d=0.9187, e=1.23e12, f=412.6) == \
+        "2.5 s 320 µs 12.3 91.9&nbsp;% 1.23e12 413"
+    assert cells.format("{x:≥ ?}|{y:≥ ?}|{z[k]}", x="5", y="N/A", z={}) == "≥ 5||"
