@@ -21,7 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "docs" / "data"
-NCU = {"gpu/logs/h200-2026-12-01/saxpy-ncu.txt": "docs/data/saxpy-ncu-h200.json"}
+NCU = {"gpu/logs/h200-2026-12-01/saxpy-ncu.txt": "docs/data/saxpy-ncu-h200.json",
+       "gpu/logs/h200-2026-12-02b/reduce/call2-reduction-ncu.txt": "docs/data/reduction-ncu-h200.json"}
 
 ELEMENTWISE = ("add", "subtract", "multiply", "divide", "tanh", "exponential", "log", "maximum",
                "minimum", "negate", "sqrt", "rsqrt", "power", "abs", "logistic", "erf")
