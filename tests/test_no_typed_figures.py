@@ -556,16 +556,16 @@ def test_the_render_step_marks_what_it_produced():
     out = render_markdown("Date: {{ json.field path=data/doctor-h200.json key=date }}, "
                           "`{{ json.field path=data/doctor-h200.json key=date }}`, "
                           '<a href="{{ csv.value path=data/cuda-driver-compat.csv column=source }}">x</a>\n\n'
-                          "<!-- render cuda_driver_table path=data/cuda-driver-compat.csv -->\n",
+                          "<!-- render table path=data/cuda-driver-compat.csv cols=\"CUDA={toolkit}\" -->\n",
                           DOCS, "test.md")
     assert out.count('<span data-rendered="json.field">') == 2
     assert 'href="http' in out  # an attribute is left unmarked
-    assert '<div data-rendered="cuda_driver_table" markdown>' in out
+    assert '<div data-rendered="table" markdown>' in out
     built = markdown_html(out)
     assert built.count("data-rendered=") == 3 and "<table>" in built
     nested = markdown_html(render_markdown(
-        "!!! note\n\n    <!-- render cuda_driver_table path=data/cuda-driver-compat.csv -->\n", DOCS, "t.md"))
-    assert '<div data-rendered="cuda_driver_table">' in nested and "<table>" in nested
+        "!!! note\n\n    <!-- render table path=data/cuda-driver-compat.csv cols=\"CUDA={toolkit}\" -->\n", DOCS, "t.md"))
+    assert '<div data-rendered="table">' in nested and "<table>" in nested
     assert " markdown" not in nested  # no attribute left behind in the HTML
 
 

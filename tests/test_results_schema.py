@@ -22,6 +22,7 @@ NOT_RESULTS = {
     "mandelbrot-gpu-specs.json": "datasheet figures with their sources, not measurements",
     "mandelbrot-sass-h200.loops.json": "SASS loop counts (tools/structure_logs.py)",
     "saxpy-ncu-h200.json": "an ncu report's kernels (tools/structure_logs.py)",
+    "reduction-ncu-h200.json": "an ncu report's kernels (tools/structure_logs.py)",
     "xla-hlo-jax-h200.counts.json": "HLO operation counts (tools/structure_logs.py)",
     "xla-hlo-tensorflow-cpu.counts.json": "HLO operation counts (tools/structure_logs.py)",
 }
