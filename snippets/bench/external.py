@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import subprocess
+from pathlib import Path
 
 from bench.timing import MIN_REPEATS
 
@@ -92,3 +95,19 @@ def parse(stdout: str) -> list[dict]:
     if not records:
         raise ValueError(f"the program printed no {PREFIX.strip()!r} line")
     return records
+
+
+def cuda_program_output(source: Path, binary: Path, args: list[str]) -> str:
+    """Run a CUDA C program, building it from `source` with nvcc first when `binary` is missing
+    or older; its standard output, BENCH lines included. RuntimeError (one line) when it fails."""
+    if not binary.is_file() or binary.stat().st_mtime < source.stat().st_mtime:
+        if shutil.which("nvcc") is None:
+            raise RuntimeError(f"{binary} is missing and nvcc is not on PATH to build it")
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["nvcc", "-O3", "-arch=native", "-o", str(binary), str(source)],
+                       check=True, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{binary.name} exited {proc.returncode}: "
+                           f"{(proc.stderr.strip().splitlines() or [''])[-1]}")
+    return proc.stdout

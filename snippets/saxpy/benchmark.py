@@ -15,13 +15,12 @@ from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import functools
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from bench import external
 from bench.runner import Benchmark, Case, Prepared, Variant
 from saxpy_common import A, make_inputs
 
@@ -130,18 +129,7 @@ def counts(variant: str, p: dict, ref) -> dict:
 
 def cuda_c_output(n: int, repeats: int = 20) -> str:
     """Run the CUDA C binary (building it first if needed); its stdout, BENCH lines included."""
-    if not BINARY.is_file() or BINARY.stat().st_mtime < SOURCE.stat().st_mtime:
-        if shutil.which("nvcc") is None:
-            raise RuntimeError(f"{BINARY} is missing and nvcc is not on PATH to build it")
-        BINARY.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["nvcc", "-O3", "-arch=native", "-o", str(BINARY), str(SOURCE)],
-                       check=True, capture_output=True, text=True, timeout=300)
-    proc = subprocess.run([str(BINARY), str(n), str(repeats), "--bench"], capture_output=True,
-                          text=True, timeout=300)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{BINARY.name} exited {proc.returncode}: "
-                           f"{(proc.stderr.strip().splitlines() or [''])[-1]}")
-    return proc.stdout
+    return external.cuda_program_output(SOURCE, BINARY, [str(n), str(repeats), "--bench"])
 
 
 # The teaching files are imported where a variant needs them: a machine without CuPy or PyTorch
