@@ -30,9 +30,10 @@ serve: .venv-site/.done
 build: .venv-site/.done
 	.venv-site/bin/mkdocs build --strict
 
-# Two workers, a test file per worker at a time (a file's session fixtures, such as the site's
-# browser visits, are built once). Plain `pytest` (or `pytest --codeblocks docs/`) runs serially.
-XDIST := -n 2 --dist loadfile
+# Two workers, a test file per worker at a time (a file's module fixtures, such as the site's
+# browser visits, are built once), the longest files first in the order conftest.py gives them.
+# Plain `pytest` (or `pytest --codeblocks docs/`) runs serially.
+XDIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: .venv/.done system-packages opencl-vendors
 	OCL_ICD_VENDORS=$(OPENCL_VENDORS) .venv/bin/python -m pytest $(XDIST)
 

@@ -44,13 +44,44 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up
 os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
 
 
+# How `make test` shares the suite between its two workers (`-n 2 --dist loadfile
+# --no-loadscope-reorder`): a worker takes a whole file at a time (its module fixtures are built
+# once), in collection order, and the next when it is nearly done. The files that take longest
+# are collected first, so that the last one to start is short and both workers end together
+# (xdist's own order, most tests first, started the browser visits and the Keras trainings
+# late). The list only orders work; a file missing from it runs after those in it.
+# (`--dist loadgroup` cannot split a file further here: pytest-xdist 3.8 renames node ids
+# through `item._nodeid`, which pytest 9.2 no longer reads.)
+LONGEST_FIRST = [
+    "tests/site/test_site_browser.py",
+    "tests/test_keras_train.py",
+    "docs/kernels/matmul.md",
+    "tests/test_snippets_standalone.py",
+    "docs/training/cats-vs-dogs.md",
+    "tests/site/test_site_fit.py",
+    "tests/test_frameworks.py",
+    "tests/test_keras_inputs.py",
+    "tests/test_matmul.py",
+    "tests/test_mandelbrot.py",
+    "docs/accelerators/frameworks.md",
+    "tests/test_opencl.py",
+    "docs/accelerators/compilers.md",
+    "tests/test_bench_runner.py",
+    "tests/site/test_site_chooser.py",
+    "docs/kernels/mandelbrot.md",
+    "tests/test_machine.py",
+    "tests/test_saxpy.py",
+]
+
+
 def pytest_collection_modifyitems(config, items):
-    if HAS_GPU:
-        return
-    skip = pytest.mark.skip(reason="needs an NVIDIA GPU (nvidia-smi found none)")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+    if not HAS_GPU:
+        skip = pytest.mark.skip(reason="needs an NVIDIA GPU (nvidia-smi found none)")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable
 
 
 STDERR_TAIL = 25  # lines of a failing block's stderr shown in the report
@@ -87,10 +118,7 @@ def pytest_configure(config):
     TestBlock.repr_failure = repr_failure
 
 
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    """The site, built once per session with `mkdocs build --strict`."""
-    out = tmp_path_factory.mktemp("site")
+def build_site(out: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     if proc.returncode != 0:
@@ -98,6 +126,32 @@ def built_site(tmp_path_factory) -> Path:
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("WARNING")]
     if warnings:
         pytest.fail("mkdocs build printed warnings:\n" + "\n".join(warnings))
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The site, built once per run with `mkdocs build --strict` (read-only for the tests).
+
+    Under pytest-xdist the workers share one build: the first to ask builds it while holding a
+    lock in the run's common temporary folder, the others wait and reuse it (or fail as it did)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        out = tmp_path_factory.mktemp("site")
+        build_site(out)
+        return out
+    import fcntl
+
+    shared = tmp_path_factory.getbasetemp().parent  # common to the workers of this run
+    out, failed = shared / "built-site", shared / "built-site.failed"
+    with open(shared / "built-site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if failed.exists():
+            pytest.fail(failed.read_text())
+        if not (out / "index.html").is_file():
+            try:
+                build_site(out)
+            except pytest.fail.Exception as e:
+                failed.write_text(str(e))
+                raise
     return out
 
 
