@@ -2,8 +2,10 @@
 
 For each file a page includes (`--8<-- "snippets/..."`), the test copies it, with its
 companions, into a temporary empty folder and runs it there: a lesson runs its own `__main__`
-demo (no arguments: a small fixed size), a companion module without one imports, a tool answers
-`--help`, and a .c/.cu compiles (with the page's compiler line when it has one). Companions are
+demo (no arguments: a small fixed size; DEMO_ARGS for a program whose default is a measurement),
+a companion module without one imports, a tool answers `--help`, and a .c/.cu finds every header
+it includes (`-M`) where a page block that runs here compiles it in the repository, and compiles
+with the page's flags (PTX only) or plain ones otherwise: each file is compiled once. Companions are
 found, not listed: same-folder imports of a .py (`import model`, `from model import ...`) and
 `#include "x.h"` of a .c/.cu; the page that shows the file must name each companion. The page's
 own commands are run once, by pytest-codeblocks (`pytest --codeblocks docs/`), in the
@@ -153,6 +155,12 @@ def report(proc: subprocess.CompletedProcess, what: str) -> str:
 
 PYTHON_FILES = sorted(f for f in shown() if f.endswith(".py"))
 MISSING = ("torch", "cupy")  # not in the CPU test environment (see README): their files run on the GPU
+# A program whose default run is a measurement, not a small demo, runs alone at its smallest:
+# profile_step.py profiles three cases at two batch sizes by default (34 s of CPU; 12 s here).
+# tests/test_keras_train.py runs its other two cases in the repository.
+DEMO_ARGS = {
+    "snippets/keras/profile_step.py": ["--cases", "no-augmentation", "--batch-sizes", "8"],
+}
 
 
 @pytest.mark.parametrize("rel", PYTHON_FILES)
@@ -169,7 +177,7 @@ def test_shown_python_file_runs_alone(tmp_path, rel):
     elif rel in TOOLS:
         command = [sys.executable, Path(rel).name, "--help"]
     else:
-        command = [sys.executable, Path(rel).name]
+        command = [sys.executable, Path(rel).name, *DEMO_ARGS.get(rel, [])]
     proc = run_here(command, tmp_path)
     assert proc.returncode == 0, report(proc, " ".join(map(str, command[1:])))
     assert "Traceback" not in proc.stderr
@@ -184,16 +192,38 @@ def ptx_only(command: str) -> str:
     return re.sub(r"-arch=sm_(\w+)", r"-arch=compute_\1 -code=compute_\1", command)
 
 
-def compile_command(rel: str) -> str:
-    """The page's compiler line for this file (its flags), or a plain one."""
-    name = Path(rel).name
+def runs_here(markers: list[str]) -> bool:
+    """Whether pytest-codeblocks runs a block with these markers on this machine."""
+    for text in markers:
+        if not text.startswith("pytest.mark."):
+            continue  # pytest-codeblocks:expected-output and the like
+        mark = eval(text, {"sys": sys, "pytest": pytest}).mark  # as pytest-codeblocks does
+        if mark.name == "skip" or (mark.name == "skipif" and mark.args and mark.args[0]):
+            return False
+    return True
+
+
+def page_compile_lines(rel: str):
+    """(compiler line, whether its block runs here) for each page line that compiles `rel`."""
     for page in shown()[rel]:
-        for _, info, body, _ in blocks(page):
+        for _, info, body, markers in blocks(page):
             for line in re.split(r"\n|&&|;", body.replace("\\\n", " ")):
                 words = line.split()
                 if words and words[0] in COMPILERS[Path(rel).suffix] and any(
                         w.endswith(rel) for w in words):
-                    return "mkdir -p build && " + ptx_only(local_command(line.strip(), [rel]))
+                    yield line.strip(), info in ("bash", "sh") and runs_here(markers)
+
+
+def compile_command(rel: str) -> str:
+    """In the empty folder: only the includes, `-M`, when a page block that runs here compiles
+    the file (in the repository, with the page's flags: that is the compile check); else the
+    page's compiler line for this file (its flags), or a plain one."""
+    name = Path(rel).name
+    lines = list(page_compile_lines(rel))
+    if any(here for _, here in lines):
+        return f"{COMPILERS[Path(rel).suffix][0]} -M {name} > /dev/null"
+    for line, _ in lines:
+        return "mkdir -p build && " + ptx_only(local_command(line, [rel]))
     exe = Path(rel).stem
     return f"{COMPILERS[Path(rel).suffix][0]} -O2 -o {exe} {name}" + (
         " -lm" if rel.endswith(".c") else "")
@@ -254,3 +284,4 @@ def test_page_commands_become_local_commands():
 
 def test_there_are_shown_snippets():
     assert len(PYTHON_FILES) >= 20 and len(C_FILES) >= 3  # a broken scan would pass vacuously
+    assert set(DEMO_ARGS) <= set(PYTHON_FILES) - TOOLS  # each names a shown program
