@@ -155,18 +155,22 @@ def built_site(tmp_path_factory) -> Path:
     return out
 
 
-@pytest.fixture
-def nvcc_build(tmp_path):
-    """Compile a .cu file under snippets/ with nvcc; skips when nvcc is not on PATH."""
+@pytest.fixture(scope="session")
+def nvcc_build(tmp_path_factory):
+    """Compile a .cu file under snippets/ with nvcc, once per session for the same flags; skips
+    when nvcc is not on PATH."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not on PATH")
+    built: dict[tuple, Path] = {}
 
     def build(relpath: str, *flags: str) -> Path:
-        exe = tmp_path / Path(relpath).stem
-        cmd = [nvcc, "-O2", *flags, "-o", str(exe), str(SNIPPETS / relpath)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr
-        return exe
+        if (relpath, flags) not in built:
+            exe = tmp_path_factory.mktemp("nvcc") / Path(relpath).stem
+            cmd = [nvcc, "-O2", *flags, "-o", str(exe), str(SNIPPETS / relpath)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            assert proc.returncode == 0, proc.stderr
+            built[relpath, flags] = exe
+        return built[relpath, flags]
 
     return build
