@@ -52,25 +52,25 @@ os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.
 # late). The list only orders work; a file missing from it runs after those in it.
 # (`--dist loadgroup` cannot split a file further here: pytest-xdist 3.8 renames node ids
 # through `item._nodeid`, which pytest 9.2 no longer reads.)
-LONGEST_FIRST = [
-    "tests/site/test_site_browser.py",
-    "tests/test_keras_train.py",
-    "docs/kernels/matmul.md",
-    "tests/test_snippets_standalone.py",
-    "docs/training/cats-vs-dogs.md",
+LONGEST_FIRST = [  # seconds on an idle core, 2026-12-02, with bytecode compiled (see Makefile)
+    "tests/test_keras_train.py",  # 200: two trainings a backend, a Ctrl-C run
+    "tests/site/test_site_browser.py",  # ~170: every page visited in Chromium
+    "tests/test_snippets_standalone.py",  # ~70: every shown lesson run alone
+    "tests/test_matmul.py",  # 69: sgemm.cu built (PTX), the simulator smoke run
+    "docs/kernels/matmul.md",  # 50: sgemm.cu built for sm_90a
+    "tests/test_frameworks.py",  # 36-50: TensorFlow and JAX training
     "tests/site/test_site_fit.py",
-    "tests/test_frameworks.py",
-    "tests/test_keras_inputs.py",
-    "tests/test_matmul.py",
-    "tests/test_mandelbrot.py",
-    "docs/accelerators/frameworks.md",
-    "tests/test_opencl.py",
-    "docs/accelerators/compilers.md",
-    "tests/test_bench_runner.py",
+    "tests/test_bench_runner.py",  # 28
+    "docs/training/cats-vs-dogs.md",  # 25
+    "tests/test_saxpy.py",  # 23
+    "tests/test_opencl.py",  # 17: the kernels under qemu
+    "tests/test_doctor.py",  # 16
+    "tests/test_mandelbrot.py",  # 13-19
     "tests/site/test_site_chooser.py",
-    "docs/kernels/mandelbrot.md",
-    "tests/test_machine.py",
-    "tests/test_saxpy.py",
+    "tests/test_keras_inputs.py",  # 10
+    "docs/accelerators/frameworks.md",  # 12
+    "docs/setup/check-your-gpu.md",  # 11
+    "docs/accelerators/compilers.md",  # 7
 ]
 
 
