@@ -82,6 +82,26 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable
+    run_once(config, items)
+
+
+def run_once(config, items) -> None:
+    """A page block that only runs a lesson is run by tests/test_snippets_standalone.py, copied
+    alone into an empty folder, with the page's command and expected output (its RUN_HERE): when
+    that test is collected for the lesson, pytest-codeblocks does not run the block again."""
+    covered = set()
+    for item in items:
+        if item.nodeid.startswith(
+                "tests/test_snippets_standalone.py::test_shown_python_file_runs_alone["):
+            for page, lineno in item.module.RUN_HERE.get(item.callspec.params["rel"], ()):
+                covered.add((os.path.realpath(page), lineno))
+    if not covered:
+        return
+    again = [item for item in items if type(item).__name__ == "TestBlock"
+             and (os.path.realpath(item.path), item.obj.lineno) in covered]
+    if again:
+        config.hook.pytest_deselected(items=again)
+        items[:] = [item for item in items if item not in again]
 
 
 STDERR_TAIL = 25  # lines of a failing block's stderr shown in the report
