@@ -11,8 +11,8 @@ found, not listed: same-folder imports of a .py (`import model`, `from model imp
 command runs once per suite: by pytest-codeblocks (`pytest --codeblocks docs/`) in the
 repository, except a block that only runs a lesson (`[VAR=value] python snippets/...`), which
 this test runs in the empty folder with the page's expected output (conftest.py then deselects
-the block; `pytest --codeblocks docs/` alone still runs it in place). The benchmark harness (`snippets/bench/`, each topic's `benchmark.py`) is not a
-teaching file and is left out.
+the block; `pytest --codeblocks docs/` alone still runs it in place). The benchmark harness
+(`snippets/bench/`, each topic's `benchmark.py`) is not a teaching file and is left out.
 """
 
 from __future__ import annotations
