@@ -61,6 +61,8 @@ LONGEST_FIRST = [  # seconds on an idle core, 2026-12-02, with bytecode compiled
     "tests/test_frameworks.py",  # 36-50: TensorFlow and JAX training
     "tests/site/test_site_fit.py",
     "tests/test_bench_runner.py",  # 28
+    "tests/test_keras_climb.py",  # not measured yet (merged after these figures)
+    "tests/test_reduction.py",  # not measured yet
     "docs/training/cats-vs-dogs.md",  # 25
     "tests/test_saxpy.py",  # 23
     "tests/test_opencl.py",  # 17: the kernels under qemu
