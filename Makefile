@@ -17,9 +17,11 @@ $(UV):
 	UV_PROJECT_ENVIRONMENT=.venv-site $(UV) sync --locked --no-default-groups --group site
 	touch $@
 
-# Everything the suite needs.
+# Everything the suite needs, byte-compiled once here: uv installs no .pyc files, and with
+# PYTHONDONTWRITEBYTECODE set (as in many CI images) every test process would compile TensorFlow,
+# Keras, JAX and Numba from source again (an `import tensorflow` costs 14 s of CPU instead of 5).
 .venv/.done: uv.lock pyproject.toml | $(UV)
-	$(UV) sync --locked
+	$(UV) sync --locked --compile-bytecode
 	touch $@
 
 serve: .venv-site/.done
@@ -28,15 +30,16 @@ serve: .venv-site/.done
 build: .venv-site/.done
 	.venv-site/bin/mkdocs build --strict
 
-# Two workers, a test file per worker at a time (a file's session fixtures, such as the site's
-# browser visits, are built once). Plain `pytest` (or `pytest --codeblocks docs/`) runs serially.
-XDIST := -n 2 --dist loadfile
+# Two workers, a test file per worker at a time (a file's module fixtures, such as the site's
+# browser visits, are built once), the longest files first in the order conftest.py gives them.
+# Plain `pytest` (or `pytest --codeblocks docs/`) runs serially.
+XDIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: .venv/.done system-packages opencl-vendors
 	OCL_ICD_VENDORS=$(OPENCL_VENDORS) .venv/bin/python -m pytest $(XDIST)
 
 # On a machine with an NVIDIA GPU: the same suite on the real device.
 test-gpu: $(UV)
-	$(UV) sync --locked --extra gpu
+	$(UV) sync --locked --compile-bytecode --extra gpu
 	touch .venv/.done
 	$(MAKE) opencl-vendors
 	OCL_ICD_VENDORS=$(OPENCL_VENDORS) NUMBA_ENABLE_CUDASIM=0 .venv/bin/python -m pytest -m gpu

@@ -44,13 +44,66 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up
 os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
 
 
+# How `make test` shares the suite between its two workers (`-n 2 --dist loadfile
+# --no-loadscope-reorder`): a worker takes a whole file at a time (its module fixtures are built
+# once), in collection order, and the next when it is nearly done. The files that take longest
+# are collected first, so that the last one to start is short and both workers end together
+# (xdist's own order, most tests first, started the browser visits and the Keras trainings
+# late). The list only orders work; a file missing from it runs after those in it.
+# (`--dist loadgroup` cannot split a file further here: pytest-xdist 3.8 renames node ids
+# through `item._nodeid`, which pytest 9.2 no longer reads.)
+LONGEST_FIRST = [  # seconds on an idle core, 2026-12-02, with bytecode compiled (see Makefile)
+    "tests/test_keras_train.py",  # 200: two trainings a backend, a Ctrl-C run
+    "tests/site/test_site_browser.py",  # ~170: every page visited in Chromium
+    "tests/test_snippets_standalone.py",  # ~70: every shown lesson run alone
+    "tests/test_matmul.py",  # 69: sgemm.cu built (PTX), the simulator smoke run
+    "docs/kernels/matmul.md",  # 50: sgemm.cu built for sm_90a
+    "tests/test_frameworks.py",  # 36-50: TensorFlow and JAX training
+    "tests/site/test_site_fit.py",
+    "tests/test_bench_runner.py",  # 28
+    "tests/test_keras_climb.py",  # not measured yet (merged after these figures)
+    "tests/test_reduction.py",  # not measured yet
+    "docs/training/cats-vs-dogs.md",  # 25
+    "tests/test_saxpy.py",  # 23
+    "tests/test_opencl.py",  # 17: the kernels under qemu
+    "tests/test_doctor.py",  # 16
+    "tests/test_mandelbrot.py",  # 13-19
+    "tests/site/test_site_chooser.py",
+    "tests/test_keras_inputs.py",  # 10
+    "docs/accelerators/frameworks.md",  # 12
+    "docs/setup/check-your-gpu.md",  # 11
+    "docs/accelerators/compilers.md",  # 7
+]
+
+
 def pytest_collection_modifyitems(config, items):
-    if HAS_GPU:
-        return
-    skip = pytest.mark.skip(reason="needs an NVIDIA GPU (nvidia-smi found none)")
+    if not HAS_GPU:
+        skip = pytest.mark.skip(reason="needs an NVIDIA GPU (nvidia-smi found none)")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable
+    run_once(config, items)
+
+
+def run_once(config, items) -> None:
+    """A page block that only runs a lesson is run by tests/test_snippets_standalone.py, copied
+    alone into an empty folder, with the page's command and expected output (its RUN_HERE): when
+    that test is collected for the lesson, pytest-codeblocks does not run the block again."""
+    covered = set()
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        if item.nodeid.startswith(
+                "tests/test_snippets_standalone.py::test_shown_python_file_runs_alone["):
+            for page, lineno in item.module.RUN_HERE.get(item.callspec.params["rel"], ()):
+                covered.add((os.path.realpath(page), lineno))
+    if not covered:
+        return
+    again = [item for item in items if type(item).__name__ == "TestBlock"
+             and (os.path.realpath(item.path), item.obj.lineno) in covered]
+    if again:
+        config.hook.pytest_deselected(items=again)
+        items[:] = [item for item in items if item not in again]
 
 
 STDERR_TAIL = 25  # lines of a failing block's stderr shown in the report
@@ -87,10 +140,7 @@ def pytest_configure(config):
     TestBlock.repr_failure = repr_failure
 
 
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    """The site, built once per session with `mkdocs build --strict`."""
-    out = tmp_path_factory.mktemp("site")
+def build_site(out: Path) -> None:
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     if proc.returncode != 0:
@@ -98,21 +148,51 @@ def built_site(tmp_path_factory) -> Path:
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("WARNING")]
     if warnings:
         pytest.fail("mkdocs build printed warnings:\n" + "\n".join(warnings))
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The site, built once per run with `mkdocs build --strict` (read-only for the tests).
+
+    Under pytest-xdist the workers share one build: the first to ask builds it while holding a
+    lock in the run's common temporary folder, the others wait and reuse it (or fail as it did)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        out = tmp_path_factory.mktemp("site")
+        build_site(out)
+        return out
+    import fcntl
+
+    shared = tmp_path_factory.getbasetemp().parent  # common to the workers of this run
+    out, failed = shared / "built-site", shared / "built-site.failed"
+    with open(shared / "built-site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if failed.exists():
+            pytest.fail(failed.read_text())
+        if not (out / "index.html").is_file():
+            try:
+                build_site(out)
+            except pytest.fail.Exception as e:
+                failed.write_text(str(e))
+                raise
     return out
 
 
-@pytest.fixture
-def nvcc_build(tmp_path):
-    """Compile a .cu file under snippets/ with nvcc; skips when nvcc is not on PATH."""
+@pytest.fixture(scope="session")
+def nvcc_build(tmp_path_factory):
+    """Compile a .cu file under snippets/ with nvcc, once per session for the same flags; skips
+    when nvcc is not on PATH."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not on PATH")
+    built: dict[tuple, Path] = {}
 
     def build(relpath: str, *flags: str) -> Path:
-        exe = tmp_path / Path(relpath).stem
-        cmd = [nvcc, "-O2", *flags, "-o", str(exe), str(SNIPPETS / relpath)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        assert proc.returncode == 0, proc.stderr
-        return exe
+        if (relpath, flags) not in built:
+            exe = tmp_path_factory.mktemp("nvcc") / Path(relpath).stem
+            cmd = [nvcc, "-O2", *flags, "-o", str(exe), str(SNIPPETS / relpath)]
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+            assert proc.returncode == 0, proc.stderr
+            built[relpath, flags] = exe
+        return built[relpath, flags]
 
     return build

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -97,21 +96,6 @@ def test_numba_demo_prints_the_result_and_checks_it(n, shown):
     out = run_snippet(NUMBA, n, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [shown, f"OK: all {n} elements match"]
-
-
-def test_copies_run_alone_in_an_empty_folder(tmp_path):
-    """What the page tells a reader to copy: vector_add.c with its header, the Numba file alone."""
-    for name in ("vector_add.c", "vector_add_common.h", "vector_add_numba.py"):
-        shutil.copy(SNIPPETS / "array_addition" / name, tmp_path)
-    gcc = shutil.which("gcc")
-    if gcc:
-        subprocess.run([gcc, "-O2", "-o", "va", "vector_add.c"], cwd=tmp_path, check=True)
-        out = subprocess.run(["./va", "1000"], capture_output=True, text=True, cwd=tmp_path)
-        assert out.returncode == 0 and out.stdout.endswith("OK: all 1000 elements match\n")
-    out = subprocess.run([sys.executable, "vector_add_numba.py", "300"], capture_output=True,
-                         text=True, cwd=tmp_path, timeout=300,
-                         env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": ""})
-    assert out.returncode == 0 and out.stdout.endswith("OK: all 300 elements match\n"), out.stderr
 
 
 # On a real GPU: the sizes of the issue, including one past 2^28 elements' worth of blocks.

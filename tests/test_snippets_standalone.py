@@ -2,13 +2,17 @@
 
 For each file a page includes (`--8<-- "snippets/..."`), the test copies it, with its
 companions, into a temporary empty folder and runs it there: a lesson runs its own `__main__`
-demo (no arguments: a small fixed size), a companion module without one imports, a tool answers
-`--help`, and a .c/.cu compiles (with the page's compiler line when it has one). Companions are
+demo (no arguments: a small fixed size; DEMO_ARGS for a program whose default is a measurement),
+a companion module without one imports, a tool answers `--help`, and a .c/.cu finds every header
+it includes (`-M`) where a page block that runs here compiles it in the repository, and compiles
+with the page's flags (PTX only) or plain ones otherwise: each file is compiled once. Companions are
 found, not listed: same-folder imports of a .py (`import model`, `from model import ...`) and
-`#include "x.h"` of a .c/.cu; the page that shows the file must name each companion. The page's
-own commands are run once, by pytest-codeblocks (`pytest --codeblocks docs/`), in the
-repository. The benchmark harness (`snippets/bench/`, each topic's `benchmark.py`) is not a
-teaching file and is left out.
+`#include "x.h"` of a .c/.cu; the page that shows the file must name each companion. Each page
+command runs once per suite: by pytest-codeblocks (`pytest --codeblocks docs/`) in the
+repository, except a block that only runs a lesson (`[VAR=value] python snippets/...`), which
+this test runs in the empty folder with the page's expected output (conftest.py then deselects
+the block; `pytest --codeblocks docs/` alone still runs it in place). The benchmark harness
+(`snippets/bench/`, each topic's `benchmark.py`) is not a teaching file and is left out.
 """
 
 from __future__ import annotations
@@ -149,27 +153,80 @@ def report(proc: subprocess.CompletedProcess, what: str) -> str:
     return f"{what} exited {proc.returncode} in an empty folder:\n{out}"
 
 
+def runs_here(markers: list[str]) -> bool:
+    """Whether pytest-codeblocks runs a block with these markers on this machine."""
+    for text in markers:
+        if not text.startswith("pytest.mark."):
+            continue  # pytest-codeblocks:expected-output and the like
+        mark = eval(text, {"sys": sys, "pytest": pytest}).mark  # as pytest-codeblocks does
+        if mark.name == "skip" or (mark.name == "skipif" and mark.args and mark.args[0]):
+            return False
+    return True
+
+
 # ---- the tests ----
 
-PYTHON_FILES = sorted(f for f in shown() if f.endswith(".py"))
+SHOWN = shown()
+PYTHON_FILES = sorted(f for f in SHOWN if f.endswith(".py"))
 MISSING = ("torch", "cupy")  # not in the CPU test environment (see README): their files run on the GPU
+# A program whose default run is a measurement, not a small demo, runs alone at its smallest:
+# profile_step.py profiles three cases at two batch sizes by default (34 s of CPU; 12 s here).
+# tests/test_keras_train.py runs its other two cases in the repository. (An entry for a file no
+# page shows any more does nothing.)
+DEMO_ARGS = {
+    "snippets/keras/profile_step.py": ["--cases", "no-augmentation", "--batch-sizes", "8"],
+}
+
+
+def page_runs(rel: str) -> list:
+    """The page blocks that run this lesson and nothing else (`[VAR=value ...] python
+    snippets/...`, one line), as pytest-codeblocks collects them, where they run here."""
+    from pytest_codeblocks.main import extract_from_file
+
+    alone = re.compile(rf"^(?:\w+=\S+\s+)*python\s+{re.escape(rel)}$")
+    return [(page, block) for page in SHOWN.get(rel, [])
+            for block in extract_from_file(page)
+            if block.syntax in ("bash", "sh") and alone.match(block.code.strip())
+            and runs_here(block.marks)]
+
+
+PAGE_RUNS = {rel: page_runs(rel) for rel in PYTHON_FILES if rel not in TOOLS}
+# The page blocks that the test below runs (copied alone): pytest-codeblocks does not run them
+# again in the same session (conftest.py deselects them), so each runs once per suite.
+RUN_HERE = {rel: {(str(page), block.lineno) for page, block in runs}
+            for rel, runs in PAGE_RUNS.items() if runs}
 
 
 @pytest.mark.parametrize("rel", PYTHON_FILES)
 def test_shown_python_file_runs_alone(tmp_path, rel):
-    """A lesson runs its demo; a companion module imports; a tool answers --help."""
+    """A lesson runs its demo (as its page runs it, where a page block runs it alone: the same
+    command and the page's expected output); a companion module imports; a tool answers --help."""
     copy_into(tmp_path, [rel])
     text = (ROOT / rel).read_text()
-    needs = [m for m in MISSING if re.search(rf"^\s*(import|from) {m}\b", text, re.M)]
+    needs = [m for m in MISSING if re.search(rf"^\s*(import|from) {m}\b", text, re.M)
+             and rel not in TOOLS]  # a tool answers --help before its slow imports
     if needs and importlib.util.find_spec(needs[0]) is None:
         pytest.skip(f"{rel} needs {needs[0]}, which the CPU test environment does not have")
+    for page, block in PAGE_RUNS.get(rel, []):
+        command = local_command(block.code.strip(), [rel])
+        proc = run_here(command, tmp_path)
+        where = f"{page.relative_to(ROOT)}, line {block.lineno}: {command}"
+        assert proc.returncode == 0, report(proc, where)
+        if block.expected_output is not None:
+            want, got = block.expected_output, proc.stdout
+            if block.expected_output_ignore_whitespace:
+                want, got = re.sub(r"\s+", "", want), re.sub(r"\s+", "", got)
+            assert got == want, (f"{where}: the page shows\n{block.expected_output}"
+                                 f"but it printed\n{proc.stdout}")
+    if PAGE_RUNS.get(rel):
+        return
     program = 'if __name__ == "__main__":' in text
     if not program:
         command = [sys.executable, "-c", f"import {Path(rel).stem}"]
     elif rel in TOOLS:
         command = [sys.executable, Path(rel).name, "--help"]
     else:
-        command = [sys.executable, Path(rel).name]
+        command = [sys.executable, Path(rel).name, *DEMO_ARGS.get(rel, [])]
     proc = run_here(command, tmp_path)
     assert proc.returncode == 0, report(proc, " ".join(map(str, command[1:])))
     assert "Traceback" not in proc.stderr
@@ -184,16 +241,27 @@ def ptx_only(command: str) -> str:
     return re.sub(r"-arch=sm_(\w+)", r"-arch=compute_\1 -code=compute_\1", command)
 
 
-def compile_command(rel: str) -> str:
-    """The page's compiler line for this file (its flags), or a plain one."""
-    name = Path(rel).name
+def page_compile_lines(rel: str):
+    """(compiler line, whether its block runs here) for each page line that compiles `rel`."""
     for page in shown()[rel]:
-        for _, info, body, _ in blocks(page):
+        for _, info, body, markers in blocks(page):
             for line in re.split(r"\n|&&|;", body.replace("\\\n", " ")):
                 words = line.split()
                 if words and words[0] in COMPILERS[Path(rel).suffix] and any(
                         w.endswith(rel) for w in words):
-                    return "mkdir -p build && " + ptx_only(local_command(line.strip(), [rel]))
+                    yield line.strip(), info in ("bash", "sh") and runs_here(markers)
+
+
+def compile_command(rel: str) -> str:
+    """In the empty folder: only the includes, `-M`, when a page block that runs here compiles
+    the file (in the repository, with the page's flags: that is the compile check); else the
+    page's compiler line for this file (its flags), or a plain one."""
+    name = Path(rel).name
+    lines = list(page_compile_lines(rel))
+    if any(here for _, here in lines):
+        return f"{COMPILERS[Path(rel).suffix][0]} -M {name} > /dev/null"
+    for line, _ in lines:
+        return "mkdir -p build && " + ptx_only(local_command(line, [rel]))
     exe = Path(rel).stem
     return f"{COMPILERS[Path(rel).suffix][0]} -O2 -o {exe} {name}" + (
         " -lm" if rel.endswith(".c") else "")
@@ -254,3 +322,4 @@ def test_page_commands_become_local_commands():
 
 def test_there_are_shown_snippets():
     assert len(PYTHON_FILES) >= 20 and len(C_FILES) >= 3  # a broken scan would pass vacuously
+    assert not set(DEMO_ARGS) & TOOLS  # a tool answers --help, never a demo's arguments
