@@ -2,14 +2,16 @@
 
     <!-- render table path=data/x.csv cols="header={template};..." [align=lrr] [where="f=a,b* g=c"]
          [sort="f -g"] [mark=prefix] [notes="{template}"] [flag=*] [empty=–] [run=1] [key=rows]
-         [names="phase=words;..."] -->
+         [names="value=words;..."] -->
 
 Rows: a CSV's, a JSON file's list `key`, or a results file's measurements. A fact row with a
 `source` needs a source and an as-of date, and gets `{sources}` (short links), `{site}` and,
 with a `unit`, `{quantity}`. A measurement gets `label`, `what` (its phase), `s` (median),
 `gbs`, `tflops`, `over_cpu` (the case's fastest CPU kernel over it), `per_s[work]`, `per_step`
-and its params; `names="phase=words;..."` gives `what` the page's words. Templates are format strings with the specs `time`, `ms`, `sig`, `ratio`, `pct`
-and `text ? text` (the value for `?`; nothing when empty); an empty cell shows `empty`. Rows keep
+and its params; `names="value=words;..."` gives `what` the page's words for the values of the
+first `where` field. Templates are format strings with the specs `time`, `ms`, `sig`, `ratio`,
+`pct` and `text ? text` (the value for `?`; nothing when empty); `/N:spec` divides by N first
+(N may be a field: `{a:/{b}:.1f}`); an empty cell shows `empty`. Rows keep
 the order of the first `where`'s values, then `sort`'s (`-`: descending). `mark` numbers a
 footnote `{mark}` per row of the file, `notes` is its text; `flag` marks the fields a row lists
 as `unconfirmed`; `run=1` adds the run's details.
@@ -57,6 +59,9 @@ class Cells(string.Formatter):
     def format_field(self, value, spec):
         if value in ("", None, "N/A"):
             return ""
+        if spec.startswith("/"):
+            by, _, spec = spec[1:].partition(":")
+            value = float(value) / float(by)
         if "?" in spec:
             return spec.replace("?", str(value))
         if spec in SPECS:
@@ -124,12 +129,12 @@ def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = 
     data = load_json(docs_dir, path) if path.endswith(".json") else {key: read_csv(docs_dir, path)}
     doc = load(docs_dir, path) if "measurements" in data else None  # a results file, checked
     rows = measurement_rows(doc) if doc else fact_rows(data[key], path)
+    conditions = [c.split("=", 1) for c in where.split()]
     for i, r in enumerate(rows, start=1):
         r["mark"] = f"[^{mark}-{i}]"
-        r["what"] = pairs(names).get(r.get("phase"), r.get("what")) if names else r.get("what")
+        r["what"] = pairs(names).get(r.get(conditions[0][0]), r.get("what")) if names else r.get("what")
         for field in filter(None, map(str.strip, r.get("unconfirmed", "").split(";")) if flag else ()):
             r[field] += flag if r.get(field, "").strip() else ""  # a figure not confirmed at its source
-    conditions = [c.split("=", 1) for c in where.split()]
     rows = [r for r in rows if all(any(fnmatch.fnmatchcase(str(r.get(k, "")), p) for p in v.split(","))
                                    for k, v in conditions)]
     if conditions:
