@@ -353,17 +353,21 @@ def test_values_and_tables_read_labels_from_the_file(tmp_path, mandelbrot_render
     summary = get("mandelbrot_summary")(docs, path=path, variant="cuda_f64_fast")
     assert "| `large` | 6144 x 4096 pixels, 1000 iterations | Numba @njit(parallel=True): 2 s | " \
            "5 ms | 400 | 50 ms | 40 | 2e12 |" in summary
-    assert value("mandelbrot.speedup")(docs, path=path, case="large", variant="cuda_f64") == "200"
-    assert value("mandelbrot.speedup")(docs, path=path, case="large", variant="cuda_f64_fast",
-                                       phase="end_to_end", over="cuda_f64") == "0.2"
-    assert value("mandelbrot.best_cpu")(docs, path=path, case="large") == "Numba @njit(parallel=True)"
+    from renderers.table import cell
+
+    kernel = "case=large phase=kernel variant={}"
+    assert cell(docs, path, "{over_cpu:ratio}", kernel.format("cuda_f64")) == "200"
+    assert cell(docs, path, "{base[s]:/{s}:ratio}", "case=large phase=end_to_end variant=cuda_f64_fast",
+                base="case={case} phase=kernel variant=cuda_f64") == "0.2"
+    assert cell(docs, path, "{label}", "case=large phase=kernel device=cpu", "s") \
+        == "Numba @njit(parallel=True)"
     assert value("machine.host")(docs, path=path, field="cpu") == "test CPU"
     assert value("machine.host")(docs, path=path, field="gpu") == "NVIDIA H200"
     assert value("mandelbrot.spread_count")(docs, path=path, above="1.2") == "3 of 3"
     assert value("mandelbrot.spread_count")(docs, path=path, above="1.6") == "0 of 3"
     assert value("mandelbrot.widest_spread")(docs, path=path).startswith("1.50 (large, Numba CUDA")
     with pytest.raises(ValueError, match="no row where .*variant=cuda_f32"):
-        value("mandelbrot.time")(docs, path=path, case="large", variant="cuda_f32")
+        cell(docs, path, "{s:time}", kernel.format("cuda_f32"))
     with pytest.raises(Exception, match="data/missing.json not found"):
         page_table(docs, "data/missing.json", "large")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import load_json, markdown_table, renderer, svg_figure, value
 from .run_details import label, load
-from .table import SPECS, cell
+from .table import SPECS
 
 BAR_PIXEL_ITERATIONS = 1.5e12  # the bar for the tuned float64 kernel on the large case (issue 15)
 BAR_VARIANT = "cuda_f64_fast"
@@ -141,49 +141,7 @@ def fp64_ceiling(docs_dir: Path, path: str, specs: str, loops: str) -> str:
         out, "lrlrrrrrr") + "\n"
 
 
-@renderer("mandelbrot_specs")
-def specs(docs_dir: Path, path: str) -> str:
-    """Datasheet FP64 and FP32 peaks, with source and as-of date on every row."""
-    data = load_json(docs_dir, path)
-    out = []
-    for row in data["rows"]:
-        missing = {"gpu", "fp64_tflops", "fp32_tflops", "source", "as_of"} - row.keys()
-        if missing:
-            raise ValueError(f"row {row.get('gpu', '?')} lacks {', '.join(sorted(missing))}")
-        ratio = row["fp32_tflops"] / row["fp64_tflops"]
-        out.append([row["gpu"], row["kind"], f"{row['fp64_tflops']:g}", f"{row['fp32_tflops']:g}",
-                    f"1 : {ratio:.0f}" if ratio >= 1.5 else f"1 : {ratio:.1f}",
-                    f"[{escape(row['source_title'])}]({row['source']}), {row['as_of']}"])
-    return markdown_table(["GPU", "Kind", "FP64 TFLOP/s", "FP32 TFLOP/s", "FP64 : FP32",
-                           "Source, as of"], out, "llrrrl")
-
-
-# --- One figure each, for the page's sentences (most are `cell`s of the results file) ---------
-def case_figure(show: str, phase: str = "kernel", where: str = "variant={variant}", sort: str = ""):
-    def figure(docs_dir: Path, path: str, case: str, variant: str = "*") -> str:
-        return cell(docs_dir, path, show, f"case={case} phase={phase} " + where.format(variant=variant), sort)
-    return figure
-
-
-value("mandelbrot.size")(case_figure(SIZE, phase="*"))
-value("mandelbrot.best_cpu")(case_figure("{label}", where="device=cpu", sort="s"))
-value("mandelbrot.rate")(case_figure("{per_s[pixel_iterations]:sig}"))
-
-
-@value("mandelbrot.time")
-def median(docs_dir: Path, path: str, case: str, variant: str, phase: str = "kernel") -> str:
-    return case_figure("{s:time}", phase)(docs_dir, path, case, variant)
-
-
-@value("mandelbrot.speedup")
-def speedup(docs_dir: Path, path: str, case: str, variant: str, phase: str = "kernel",
-            over: str = "") -> str:
-    """Median of `over` (default: the case's fastest CPU variant) over this one's."""
-    doc = load(docs_dir, path)
-    base = find(doc, case, over) if over else best_cpu(case_rows(doc, case))
-    return fmt_ratio(base["median_s"] / find(doc, case, variant, phase)["median_s"])
-
-
+# --- One figure each, for the page's sentences (the rest are `cell`s of the results file) -----
 @value("mandelbrot.bar")
 def bar(docs_dir: Path) -> str:
     return fmt_rate(BAR_PIXEL_ITERATIONS)

@@ -71,20 +71,3 @@ def reduction_figure(docs_dir: Path, path: str, case: str, variant: str, show: s
     doc = load_results(docs_dir, path)[0]
     m = ceiling(doc, case) if variant == "ceiling" else kernel_rows(doc, case)[variant]
     return dict(zip(("label", "us", "gbs", "pct"), cells(doc, case, m)))[show]
-
-
-@renderer("fp8_table")
-def fp8_table(docs_dir: Path, path: str) -> str:
-    """Per size and version: TFLOP/s (operands ready; from float32), median SM clock, relative
-    error against float64 products of the inputs and of the operands as the product saw them."""
-    doc, _, intro = load_results(docs_dir, path)
-    rows = []
-    for case in dict.fromkeys(m["case"] for m in doc["measurements"]):
-        ready, whole = kernel_rows(doc, case), {m["variant"]: m for m in doc["measurements"]
-                                                if m["case"] == case and m["phase"] == "end_to_end"}
-        rows += [[f"{m['params']['n']:,}", label(doc, v), f"{m['flops'] / m['median_s'] / 1e12:,.0f}",
-                  f"{m['flops'] / whole[v]['median_s'] / 1e12:,.0f}" if v in whole else "–",
-                  f"{m.get('sm_clock', {}).get('median', 0):,.0f}", f"{m['error']['value']:.1e}",
-                  f"{m['error'].get('vs_operands', float('nan')):.1e}"] for v, m in ready.items()]
-    return intro + markdown_table(["n", "version", "TFLOP/s", "from float32", "SM MHz", "error vs inputs",
-                                   "vs operands"], rows, "llrrrrr") + "\n"
