@@ -22,13 +22,6 @@ def cpu_gap(docs_dir: Path, path: str, gpu: str, cpus: str) -> str:
                           out, align="lrrl") + "\n"
 
 
-@value("compilers.hlo")
-def hlo_fact(docs_dir: Path, path: str, fact: str = "total") -> str:
-    """A count from an HLO file, read from the JSON tools/structure_logs.py wrote next to it:
-    total (element-wise operations inside the fusions), ops, fusions, kinds (of fusion)."""
-    return str(load_json(docs_dir, str(Path(path).with_suffix(".counts.json")))[fact])
-
-
 @value("frameworks.steps")
 def steps_per_call(docs_dir: Path, path: str) -> str:
     """The training steps in one timed call of a results file (the warm column is per step)."""

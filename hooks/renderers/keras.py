@@ -37,18 +37,13 @@ def keras_history(docs_dir: Path, path: str, alt: str) -> str:
 
 @value("keras.history")
 def history_fact(docs_dir: Path, path: str, fact: str) -> str:
-    """A setting of a history.json (image_size, batch_size, ...), best / best_epoch / epochs,
-    first_s (epoch 1's seconds), steady_s (median of the later epochs' seconds), steady (training
-    images per second of steady_s) or train (training images per epoch)."""
+    """Of a history.json: epochs, steady_s (the median of the epochs' seconds after the first)
+    or steady (training images per second of steady_s)."""
     doc = load_json(docs_dir, path)
     epochs = doc["epochs"]
-    best = max(epochs, key=lambda e: e["val_accuracy"])
     steady = statistics.median(e["seconds"] for e in epochs[1:]) if len(epochs) > 1 else None
-    facts = {"best": lambda: f"{best['val_accuracy']:.3f}", "best_epoch": lambda: str(best["epoch"]),
-             "epochs": lambda: str(len(epochs)), "first_s": lambda: f"{epochs[0]['seconds']:.1f}",
-             "steady_s": lambda: f"{steady:.3f}", "train": lambda: f"{doc['images']['train']:,}",
-             "steady": lambda: f"{doc['images']['train'] / steady:,.0f}"}
-    return facts[fact]() if fact in facts else str(doc[fact])
+    return {"epochs": lambda: str(len(epochs)), "steady_s": lambda: f"{steady:.3f}",
+            "steady": lambda: f"{doc['images']['train'] / steady:,.0f}"}[fact]()
 
 
 def _climb(docs_dir: Path, path: str) -> tuple[dict, dict]:

@@ -4,7 +4,7 @@
          [sort="f -g"] [mark=prefix] [notes="{template}"] [flag=*] [empty=–] [run=1] [key=rows]
          [names="value=words;..."] [base="f={f} g=c"] -->
 
-Rows: a CSV's, a JSON file's list `key`, or a results file's measurements. A fact row with a
+Rows: a CSV's, a JSON file's list `key` (`key=.`: the file is the one row), or a results file's measurements. A fact row with a
 `source` needs a source and an as-of date, and gets `{sources}` (short links), `{site}` and,
 with a `unit`, `{quantity}`. A measurement gets `label`, `what` (its phase), `s` (median),
 `gbs`, `tflops`, `over_cpu` (the case's fastest CPU kernel over it), `per_s[work]`, `per_step`
@@ -129,7 +129,7 @@ def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = 
     """(the rows of a data file that `where` keeps, in order; the results document, if it is one)."""
     data = load_json(docs_dir, path) if path.endswith(".json") else {key: read_csv(docs_dir, path)}
     doc = load(docs_dir, path) if "measurements" in data else None  # a results file, checked
-    rows = measurement_rows(doc) if doc else fact_rows(data[key], path)
+    rows = measurement_rows(doc) if doc else fact_rows([data] if key == "." else data[key], path)
     conditions, every = [c.split("=", 1) for c in where.split()], list(rows)
     keep = lambda r, cs: all(any(fnmatch.fnmatchcase(str(r.get(k, "")), p) for p in v.split(",")) for k, v in cs)  # noqa: E731
     for i, r in enumerate(rows, start=1):
