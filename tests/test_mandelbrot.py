@@ -334,23 +334,23 @@ def test_ceiling_table_and_bar(tmp_path, mandelbrot_renderers, kernel_s, of_bar)
     assert spec(docs, path="data/r.json", specs="data/specs.json", field="fp64_tflops") == "34"
 
 
-def page_table(docs, path, case):
-    """The page's per-case `table` directive, rendered from another results file."""
+def page_table(docs, path, case, where='where="case={}'):
+    """The page's per-case `table` directive (or another), rendered from another results file."""
     import re
 
     from renderers.page import render_markdown
 
     line = next(l for l in (ROOT / "docs/kernels/mandelbrot.md").read_text().splitlines()
-                if l.startswith("<!-- render table") and f'where="case={case}"' in l)
+                if l.startswith("<!-- render table") and where.format(case) in l)
     return render_markdown(re.sub(r"path=\S+", f"path={path}", line), docs, "mandelbrot.md")
 
 
 def test_values_and_tables_read_labels_from_the_file(tmp_path, mandelbrot_renderers):
     docs = synthetic_results(tmp_path, 0.005, spread=1.5)
-    get, value, path = mandelbrot_renderers.get, mandelbrot_renderers.get_value, "data/r.json"
+    value, path = mandelbrot_renderers.get_value, "data/r.json"
     table = page_table(docs, path, "large")
     assert table.count("\n| Numba") == 4 and "| 400 |" in table and "tuned, end to end" in table
-    summary = get("mandelbrot_summary")(docs, path=path, variant="cuda_f64_fast")
+    summary = page_table(docs, path, "cuda_f64_fast", 'where="variant={} phase=kernel"')
     assert "| `large` | 6144 x 4096 pixels, 1000 iterations | Numba @njit(parallel=True): 2 s | " \
            "5 ms | 400 | 50 ms | 40 | 2e12 |" in summary
     from renderers.table import cell
@@ -358,7 +358,7 @@ def test_values_and_tables_read_labels_from_the_file(tmp_path, mandelbrot_render
     kernel = "case=large phase=kernel variant={}"
     assert cell(docs, path, "{over_cpu:ratio}", kernel.format("cuda_f64")) == "200"
     assert cell(docs, path, "{base[s]:/{s}:ratio}", "case=large phase=end_to_end variant=cuda_f64_fast",
-                base="case={case} phase=kernel variant=cuda_f64") == "0.2"
+                join="base=case={case} phase=kernel variant=cuda_f64") == "0.2"
     assert cell(docs, path, "{label}", "case=large phase=kernel device=cpu", "s") \
         == "Numba @njit(parallel=True)"
     assert value("machine.host")(docs, path=path, field="cpu") == "test CPU"

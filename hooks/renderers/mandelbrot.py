@@ -55,24 +55,6 @@ def row_name(doc: dict, m: dict) -> str:
     return f"{label(doc, m['variant'])}, {phase}" if m["device"] == "gpu" else label(doc, m["variant"])
 
 
-@renderer("mandelbrot_summary")
-def summary(docs_dir: Path, path: str, variant: str) -> str:
-    """Per case: one GPU variant, kernel only and end to end, against the fastest CPU variant."""
-    doc = load(docs_dir, path)
-    out = []
-    for case in dict.fromkeys(m["case"] for m in doc["measurements"] if m["case"] != "compile"):
-        best = best_cpu(case_rows(doc, case))
-        k, e = find(doc, case, variant), find(doc, case, variant, "end_to_end")
-        out.append([f"`{case}`", size_text(k["params"]),
-                    f"{label(doc, best['variant'])}: {fmt_time(best['median_s'])}",
-                    fmt_time(k["median_s"]), fmt_ratio(best["median_s"] / k["median_s"]),
-                    fmt_time(e["median_s"]), fmt_ratio(best["median_s"] / e["median_s"]),
-                    fmt_rate(throughput(k))])
-    header = ["Case", "Size", "Fastest CPU variant", "GPU kernel", "Speed-up", "GPU end to end",
-              "Speed-up", "GPU pixel-iterations per second"]
-    return "\n" + markdown_table(header, out, "lllrrrrr") + "\n"
-
-
 @renderer("mandelbrot_chart")
 def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
     """Time per run and speed-up over the best CPU variant; `alt` (the page's words) is followed

@@ -2,15 +2,16 @@
 
     <!-- render table path=data/x.csv cols="header={template};..." [align=lrr] [where="f=a,b* g=c"]
          [sort="f -g"] [mark=prefix] [notes="{template}"] [flag=*] [empty=–] [run=1] [key=rows]
-         [names="value=words;..."] [base="f={f} g=c"] -->
+         [names="value=words;..."] [join="name=f={f} g=c;..."] -->
 
 Rows: a CSV's, a JSON file's list `key` (`key=.`: the file is the one row), or a results file's measurements. A fact row with a
 `source` needs a source and an as-of date, and gets `{sources}` (short links), `{site}` and,
 with a `unit`, `{quantity}`. A measurement gets `label`, `what` (its phase), `s` (median),
 `gbs`, `tflops`, `over_cpu` (the case's fastest CPU kernel over it), `per_s[work]`, `per_step`
 and its params; `names="value=words;..."` gives `what` the page's words for the values of the
-first `where` field; `base` (conditions as in `where`, `{field}`s of the row filled in) gives
-each row the first row of the file it matches as `base`, for ratios to it. Templates are format strings with the specs `time`, `ms`, `sig`, `ratio`,
+first `where` field; `join` gives each row, as `name`, the row of the same file that the
+conditions (as in `where`, the row's `{field}`s filled in) match, the fastest if several: for
+ratios to a named row. Templates are format strings with the specs `time`, `ms`, `sig`, `ratio`,
 `pct` and `text ? text` (the value for `?`; nothing when empty); `/N:spec` divides by N first
 (N may be a field: `{a:/{b}:.1f}`); an empty cell shows `empty`. Rows keep
 the order of the first `where`'s values, then `sort`'s (`-`: descending). `mark` numbers a
@@ -125,7 +126,7 @@ def measurement_rows(doc: dict) -> list[dict]:
 
 
 def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = "rows",
-         mark: str = "", flag: str = "", names: str = "", base: str = "") -> tuple[list[dict], dict | None]:
+         mark: str = "", flag: str = "", names: str = "", join: str = "") -> tuple[list[dict], dict | None]:
     """(the rows of a data file that `where` keeps, in order; the results document, if it is one)."""
     data = load_json(docs_dir, path) if path.endswith(".json") else {key: read_csv(docs_dir, path)}
     doc = load(docs_dir, path) if "measurements" in data else None  # a results file, checked
@@ -137,9 +138,9 @@ def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = 
         r["what"] = pairs(names).get(r.get(conditions[0][0]), r.get("what")) if names else r.get("what")
         for field in filter(None, map(str.strip, r.get("unconfirmed", "").split(";")) if flag else ()):
             r[field] += flag if r.get(field, "").strip() else ""  # a figure not confirmed at its source
-        if base:
-            mine = [c.split("=", 1) for c in Cells().format(base, **r).split()]
-            r["base"] = next((b for b in every if keep(b, mine)), {})
+        for name, conds in (pairs(join) if join else {}).items():
+            mine = [c.split("=", 1) for c in Cells().format(conds, **r).split()]
+            r[name] = min((b for b in every if keep(b, mine)), key=lambda b: b.get("s", 0), default={})
     rows = [r for r in rows if keep(r, conditions)]
     if conditions:
         field, order = conditions[0][0], conditions[0][1].split(",")
@@ -153,19 +154,19 @@ def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = 
 
 @value("cell")
 def cell(docs_dir: Path, path: str, show: str, where: str = "", sort: str = "", key: str = "rows",
-         base: str = "") -> str:
+         join: str = "") -> str:
     """One figure for a sentence: `show` (a template) over the first row `where` and `sort` pick."""
-    return Cells().format(show, **pick(docs_dir, path, where, sort, key, base=base)[0][0])
+    return Cells().format(show, **pick(docs_dir, path, where, sort, key, join=join)[0][0])
 
 
 @renderer("table")
 def table(docs_dir: Path, path: str, cols: str = "", align: str = "", where: str = "",
           sort: str = "", mark: str = "", notes: str = "", empty: str = "–", flag: str = "",
-          run: str = "", key: str = "rows", names: str = "", base: str = "") -> str:
-    rows, doc = pick(docs_dir, path, where, sort, key, mark, flag, names, base)
-    columns = pairs(cols) if cols else {}
+          run: str = "", key: str = "rows", names: str = "", join: str = "") -> str:
+    rows, doc = pick(docs_dir, path, where, sort, key, mark, flag, names, join)
+    columns = [c.split("=", 1) for c in cols.split(";")] if cols else []  # headings may repeat
     fill = lambda t, r: Cells().format(t, **r).strip() or empty  # noqa: E731
-    out = markdown_table(list(columns), [[fill(t, r) for t in columns.values()] for r in rows],
+    out = markdown_table([h for h, _ in columns], [[fill(t, r) for _, t in columns] for r in rows],
                          align or None) + "\n" if columns else ""
     if notes:
         out += "\n" + "\n".join(f"{r['mark']}: {fill(notes, r)}" for r in rows) + "\n"
