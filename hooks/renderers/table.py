@@ -6,7 +6,7 @@
 
 Rows: a CSV's, a JSON file's list `key` (`key=.`: the file is the one row), or a results file's measurements. A fact row with a
 `source` needs a source and an as-of date, and gets `{sources}` (short links), `{site}` and,
-with a `unit`, `{quantity}`. A measurement gets `label`, `what` (its phase), `s` (median),
+with a `unit`, `{quantity}`. A measurement gets `label`, `group`, `what` (its phase), `s` (median),
 `gbs`, `tflops`, `over_cpu` (the case's fastest CPU kernel over it), `per_s[work]`, `per_step`
 and its params; `names="value=words;..."` gives `what` the page's words for the values of the
 first `where` field; `join` gives each row, as `name`, the row of the same file that the
@@ -119,6 +119,7 @@ def measurement_rows(doc: dict) -> list[dict]:
         if m["device"] == "cpu" and m["phase"] == "kernel":
             best[m["case"]] = min(best.get(m["case"], m["median_s"]), m["median_s"])
     return [{**m.get("params", {}), **m, "label": label(doc, m["variant"]), "s": (s := m["median_s"]),
+             "group": doc["variants"].get(m["variant"], {}).get("group", ""),
              "what": m["phase"].replace("_", " "), "over_cpu": best[m["case"]] / s if m["case"] in best else "",
              "gbs": m["bytes"] / s / 1e9 if m.get("bytes") else "", "tflops": m.get("flops", 0) / s / 1e12,
              "per_s": {k: v / s for k, v in (m.get("work") or {}).items()},
