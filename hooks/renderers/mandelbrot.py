@@ -16,7 +16,7 @@ BAR_VARIANT = "cuda_f64_fast"
 GPU_COLOUR, CPU_COLOUR = "#3f51b5", "#9e9e9e"
 
 
-fmt_time, fmt_rate, fmt_ratio = SPECS["time"], SPECS["sig"], SPECS["ratio"]
+fmt_time, fmt_rate = SPECS["time"], SPECS["sig"]
 
 
 def case_rows(doc: dict, case: str) -> list[dict]:
@@ -134,12 +134,6 @@ def of_bar(docs_dir: Path, path: str) -> str:
     """The tuned kernel's throughput on the large case, as a share of the bar."""
     m = find(load(docs_dir, path), "large", BAR_VARIANT)
     return f"{throughput(m) / BAR_PIXEL_ITERATIONS:.0%}"
-
-
-@value("mandelbrot.repeats")
-def repeats(docs_dir: Path, path: str) -> str:
-    return str(min(m["repeats"] for m in load(docs_dir, path)["measurements"]
-                   if m["case"] != "compile"))
 
 
 @value("mandelbrot.spec")

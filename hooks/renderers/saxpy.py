@@ -10,15 +10,11 @@ from pathlib import Path
 
 from bench import results
 
-from . import markdown_table, renderer, svg_figure, value
+from . import markdown_table, renderer, svg_figure
 from .run_details import gbs, kernel_rows, label, load
 from .table import SPECS
 
 pct = SPECS["pct"]
-
-
-def power_of_two(n: int) -> str:
-    return f"2<sup>{n.bit_length() - 1}</sup>" if n & (n - 1) == 0 else f"{n:,}"
 
 
 def steps(doc: dict) -> dict[str, list[str]]:
@@ -28,13 +24,6 @@ def steps(doc: dict) -> dict[str, list[str]]:
         if v.get("step"):
             found.setdefault(v["step"], []).append(key)
     return dict(sorted(found.items()))
-
-
-@value("saxpy.n")
-def saxpy_n(docs_dir: Path, path: str, case: str) -> str:
-    """N of a case (2<sup>k</sup> for a power of two)."""
-    doc = load(docs_dir, path)
-    return power_of_two(next(m["params"]["n"] for m in doc["measurements"] if m["case"] == case))
 
 
 @renderer("saxpy_progression")

@@ -5,14 +5,15 @@
          [names="value=words;..."] [join="name=f={f} g=c;..."] -->
 
 Rows: a CSV's, a JSON file's list `key` (`key=.`: the file is the one row), or a results file's measurements. A fact row with a
-`source` needs a source and an as-of date, and gets `{sources}` (short links), `{site}` and,
+`source` needs a source and an as-of date (`as_of` or `date`), and gets `{sources}` (short links), `{site}` and,
 with a `unit`, `{quantity}`. A measurement gets `label`, `group`, `what` (its phase), `s` (median),
 `gbs`, `tflops`, `over_cpu` (the case's fastest CPU kernel over it), `per_s[work]`, `per_step`
 and its params; `names="value=words;..."` gives `what` the page's words for the values of the
-first `where` field; `join` gives each row, as `name`, the row of the same file that the
-conditions (as in `where`, the row's `{field}`s filled in) match, the fastest if several: for
-ratios to a named row. Templates are format strings with the specs `time`, `ms`, `sig`, `ratio`,
-`pct` and `text ? text` (the value for `?`; nothing when empty); `/N:spec` divides by N first
+first `where` field; `join` gives each row, as `name`, the row of the same file (or of the
+file a path before the conditions names) that the conditions (as in `where`, the row's
+`{field}`s filled in) match, the fastest if several: for ratios to a named row. Templates are
+format strings with the specs `time`, `ms`, `sig`, `ratio`, `pct`, `change` (of a ratio),
+`pow2` and `text ? text` (the value for `?`; nothing when empty); `/N:spec` divides by N first
 (N may be a field: `{a:/{b}:.1f}`); an empty cell shows `empty`. Rows keep
 the order of the first `where`'s values, then `sort`'s (`-`: descending). `mark` numbers a
 footnote `{mark}` per row of the file, `notes` is its text; `flag` marks the fields a row lists
@@ -46,7 +47,9 @@ def fmt_time(s: float) -> str:
 SPECS = {"time": fmt_time, "sig": lambda x: f"{x:.3g}".replace("e+", "e"),
          "ratio": lambda x: f"{x:,.0f}" if x >= 100 else f"{x:.3g}",
          "pct": lambda x: f"{100 * x:.1f}&nbsp;%",
-         "ms": lambda x: f"{1e3 * x:,.3f}" if x < 0.01 else f"{1e3 * x:,.1f}"}
+         "ms": lambda x: f"{1e3 * x:,.3f}" if x < 0.01 else f"{1e3 * x:,.1f}",
+         "change": lambda x: f"{100 * (x - 1):+.1f}%",  # of a ratio new / old
+         "pow2": lambda x: f"2<sup>{int(x).bit_length() - 1}</sup>" if int(x) & (int(x) - 1) == 0 else f"{int(x):,}"}
 
 
 class Cells(string.Formatter):
@@ -105,7 +108,7 @@ def fact_rows(rows: list[dict], path: str) -> list[dict]:
     """A fact table's rows, escaped; one with a `source` column must give each a source and an
     as-of date."""
     for i, r in enumerate(rows, start=1):
-        if "source" in r and (not str(r["source"]).strip() or not AS_OF.match(str(r.get("as_of", "")).strip())):
+        if "source" in r and (not str(r["source"]).strip() or not AS_OF.match(str(r.get("as_of", r.get("date", ""))).strip())):
             raise ValueError(f"{path} row {i}: no source, or an as-of date not YYYY[-MM[-DD]]")
     return [{**{k: escape(v) if isinstance(v, str) else v for k, v in r.items()},
              "sources": source_links(r.get("source", "")), "site": urlparse(r.get("source", "")).netloc,
@@ -134,14 +137,16 @@ def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = 
     rows = measurement_rows(doc) if doc else fact_rows([data] if key == "." else data[key], path)
     conditions, every = [c.split("=", 1) for c in where.split()], list(rows)
     keep = lambda r, cs: all(any(fnmatch.fnmatchcase(str(r.get(k, "")), p) for p in v.split(",")) for k, v in cs)  # noqa: E731
+    joins = {n: (every, c) if "=" in c.split()[0] else (pick(docs_dir, c.split()[0])[0], c.split(" ", 1)[1])
+             for n, c in (pairs(join) if join else {}).items()}
     for i, r in enumerate(rows, start=1):
         r["mark"] = f"[^{mark}-{i}]"
         r["what"] = pairs(names).get(r.get(conditions[0][0]), r.get("what")) if names else r.get("what")
         for field in filter(None, map(str.strip, r.get("unconfirmed", "").split(";")) if flag else ()):
             r[field] += flag if r.get(field, "").strip() else ""  # a figure not confirmed at its source
-        for name, conds in (pairs(join) if join else {}).items():
+        for name, (others, conds) in joins.items():
             mine = [c.split("=", 1) for c in Cells().format(conds, **r).split()]
-            r[name] = min((b for b in every if keep(b, mine)), key=lambda b: b.get("s", 0), default={})
+            r[name] = min((b for b in others if keep(b, mine)), key=lambda b: b.get("s", 0), default={})
     rows = [r for r in rows if keep(r, conditions)]
     if conditions:
         field, order = conditions[0][0], conditions[0][1].split(",")
