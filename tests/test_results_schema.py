@@ -68,9 +68,9 @@ def test_there_are_results_files_to_check():
 
 @pytest.fixture
 def loader():
-    from renderers.run_details import describe_run, load_results  # the installed package
+    from renderers.run_details import describe_run, load  # the installed package
 
-    return load_results, describe_run
+    return load, describe_run
 
 
 def write(docs: Path, name: str, **flags) -> None:
@@ -87,8 +87,8 @@ def write(docs: Path, name: str, **flags) -> None:
 def test_loader_reads_a_file_and_names_a_missing_one(tmp_path, loader):
     load_results, describe_run = loader
     write(tmp_path, "cpu.json")
-    doc, used, before = load_results(tmp_path, "cpu.json")
-    assert used == "cpu.json" and before == "" and doc["system"]["host"]["cpu"] == "Test CPU"
+    doc = load_results(tmp_path, "cpu.json")
+    assert doc["system"]["host"]["cpu"] == "Test CPU"
     text = describe_run(doc)
     assert "commit <code>aaaaaaaaaaaa</code> with uncommitted changes" in text
     assert "CUDA runtime 12.6, nvcc 12.6, torch reports CUDA 12.4" in text

@@ -7,7 +7,7 @@ import statistics
 from pathlib import Path
 
 from . import load_json, markdown_table, renderer, svg_figure, value
-from .run_details import label, load_results, of_group
+from .run_details import label, load, of_group
 
 
 @renderer("keras_history")
@@ -47,7 +47,7 @@ def history_fact(docs_dir: Path, path: str, fact: str) -> str:
 
 
 def _climb(docs_dir: Path, path: str) -> tuple[dict, dict]:
-    doc = load_results(docs_dir, path)[0]
+    doc = load(docs_dir, path)
     return doc, {m["variant"]: m for m in doc["measurements"] if m["phase"] == "end_to_end"}
 
 

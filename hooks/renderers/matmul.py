@@ -177,24 +177,6 @@ def error_ratios(doc: dict) -> dict:
             if (fp32 := ix.get(("cublas_fp32", c))) is not None and fp32["error"]["value"] > 0}
 
 
-@renderer("matmul_library")
-def matmul_library(docs_dir: Path, path: str) -> str:
-    doc = load(docs_dir, path)
-    ix, ratio = index(doc), error_ratios(doc)
-    rows = []
-    for c, name in cases(doc).items():
-        fp32 = ix.get(("cublas_fp32", c))
-        for m in (ix.get((f"cublas_{p}", c)) for p in ("fp32", "tf32", "bf16")) if fp32 else ():
-            if m is not None:
-                rows.append([name, label(doc, m["variant"]).removeprefix("cuBLAS "),
-                             f"{tflops(m):.1f}", f"{fp32['median_s'] / m['median_s']:.1f}×",
-                             f"{m['error']['value']:.1e}", f"{ratio[(m['variant'], c)]:,.0f}×"])
-    if not rows:
-        raise ValueError(f"{path} has no cuBLAS measurements")
-    return markdown_table(["size", "cuBLAS", "TFLOP/s", "speed vs FP32", "error",
-                           "error vs FP32"], rows, "llrrrr")
-
-
 @value("matmul.error_ratio")
 def error_ratio(docs_dir: Path, path: str, variant: str, bound: str) -> str:
     """The smallest (bound=min) or largest (max) error of a variant over FP32's, all sizes."""

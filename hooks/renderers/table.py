@@ -13,7 +13,7 @@ first `where` field; `join` gives each row, as `name`, the row of the same file 
 file a path before the conditions names) that the conditions (as in `where`, the row's
 `{field}`s filled in) match, the fastest if several: for ratios to a named row. Templates are
 format strings with the specs `time`, `ms`, `sig`, `ratio`, `pct`, `change` (of a ratio),
-`pow2` and `text ? text` (the value for `?`; nothing when empty); `/N:spec` divides by N first
+`pow2`, `dims` (of the `params` m, n, k: "1024³") and `text ? text` (the value for `?`; nothing when empty); `/N:spec` divides by N first
 (N may be a field: `{a:/{b}:.1f}`); an empty cell shows `empty`. Rows keep
 the order of the first `where`'s values, then `sort`'s (`-`: descending). `mark` numbers a
 footnote `{mark}` per row of the file, `notes` is its text; `flag` marks the fields a row lists
@@ -49,6 +49,7 @@ SPECS = {"time": fmt_time, "sig": lambda x: f"{x:.3g}".replace("e+", "e"),
          "pct": lambda x: f"{100 * x:.1f}&nbsp;%",
          "ms": lambda x: f"{1e3 * x:,.3f}" if x < 0.01 else f"{1e3 * x:,.1f}",
          "change": lambda x: f"{100 * (x - 1):+.1f}%",  # of a ratio new / old
+         "dims": lambda d: f"{d['m']}³" if len(set(d.values())) == 1 else "×".join(map(str, d.values())),
          "pow2": lambda x: f"2<sup>{int(x).bit_length() - 1}</sup>" if int(x) & (int(x) - 1) == 0 else f"{int(x):,}"}
 
 
@@ -70,7 +71,7 @@ class Cells(string.Formatter):
         if "?" in spec:
             return spec.replace("?", str(value))
         if spec in SPECS:
-            return SPECS[spec](float(value))
+            return SPECS[spec](value if isinstance(value, dict) else float(value))
         return format(float(value) if spec and isinstance(value, str) else value, spec)
 
 
