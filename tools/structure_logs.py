@@ -131,7 +131,8 @@ def ncu_profiles(text: str) -> list[tuple[str, dict[str, float]]]:
 
 def build_rows(text: str) -> list[dict]:
     """One row per kernel of parse_build, named without sgemm_, with its shared memory in KiB."""
-    return [{"kernel": k.removeprefix("sgemm_"), **f, "shared_kib": (f.get("smem", 0) + f.get("dynamic_smem", 0)) / 1024,
+    return [{"kernel": k.removeprefix("sgemm_"), **f,
+             "shared_kib": (f.get("smem", 0) + f.get("dynamic_smem", 0)) / 1024,
              "dynamic": "dynamic" if f.get("dynamic_smem") else ""} for k, f in parse_build(text).items()]
 
 
@@ -147,8 +148,9 @@ def structured() -> dict[Path, object]:
     for raw in sorted(DATA.glob("matmul-build-*.txt")):
         out[raw.with_suffix(".json")] = {"raw": raw.name, "rows": build_rows(raw.read_text())}
     for raw in sorted(DATA.glob("matmul-ncu-*.txt")):
+        profiles = ncu_profiles(raw.read_text())
         out[raw.with_suffix(".json")] = {"raw": raw.name, "rows": [
-            {"kernel": k.removeprefix("sgemm_"), "metrics": m} for k, m in ncu_profiles(raw.read_text())]}
+            {"kernel": k.removeprefix("sgemm_"), "metrics": m} for k, m in profiles]}
     for raw in sorted(DATA.glob("mandelbrot-sass-*.txt")):
         out[raw.with_suffix(".loops.json")] = {"raw": raw.name, "loops": loops(raw.read_text())}
     return out

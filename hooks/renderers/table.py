@@ -4,20 +4,21 @@
          [sort="f -g"] [mark=prefix] [notes="{template}"] [flag=*] [empty=–] [run=1] [key=rows]
          [names="value=words;..."] [join="name=f={f} g=c;..."] -->
 
-Rows: a CSV's, a JSON file's list `key` (`key=.`: the file is the one row), or a results file's measurements. A fact row with a
-`source` needs a source and an as-of date (`as_of` or `date`), and gets `{sources}` (short links), `{site}` and,
-with a `unit`, `{quantity}`. A measurement gets `label`, `group`, `what` (its phase), `s` (median),
-`gbs`, `tflops`, `over_cpu` (the case's fastest CPU kernel over it), `per_s[work]`, `per_step`
-and its params; `names="value=words;..."` gives `what` the page's words for the values of the
-first `where` field; `join` gives each row, as `name`, the row of the same file (or of the
-file a path before the conditions names) that the conditions (as in `where`, the row's
-`{field}`s filled in) match, the fastest if several: for ratios to a named row. Templates are
-format strings with the specs `time`, `ms`, `sig`, `ratio`, `pct`, `change` (of a ratio),
-`pow2`, `dims` (of the `params` m, n, k: "1024³") and `text ? text` (the value for `?`; nothing when empty); `/N:spec` divides by N first
-(N may be a field: `{a:/{b}:.1f}`); an empty cell shows `empty`. Rows keep
-the order of the first `where`'s values, then `sort`'s (`-`: descending). `mark` numbers a
-footnote `{mark}` per row of the file, `notes` is its text; `flag` marks the fields a row lists
-as `unconfirmed`; `run=1` adds the run's details.
+Rows: a CSV's, a JSON file's list `key` (`key=.`: the file is the one row), or a results file's
+measurements. A fact row with a `source` needs a source and an as-of date (`as_of` or `date`),
+and gets `{sources}` (short links), `{site}` and, with a `unit`, `{quantity}`. A measurement
+gets `label`, `group`, `what` (its phase), `s` (median), `gbs`, `tflops`, `over_cpu` (the case's
+fastest CPU kernel over it), `per_s[work]`, `per_step` and its params. `names="value=words;..."`
+gives `what` the page's words for the values of the first `where` field. `join` gives each row,
+as `name`, the row of the same file (or of the file a path before the conditions names) that
+the conditions (as in `where`, the row's `{field}`s filled in) match, the fastest if several:
+for ratios to a named row. Templates are format strings with the specs `time`, `ms`, `sig`,
+`ratio`, `pct`, `change` (of a ratio), `pow2`, `dims` (a case's `params` m, n, k: "1024³") and
+`text ? text` (the value for `?`; nothing when empty); `/N:spec` divides by N first (N may be
+a field: `{a:/{b}:.1f}`); an empty cell shows `empty`. Rows keep the order of the first
+`where`'s values, then `sort`'s (`-`: descending). `mark` numbers a footnote `{mark}` per row
+of the file, `notes` is its text; `flag` marks the fields a row lists as `unconfirmed`; `run=1`
+adds the run's details.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ SPECS = {"time": fmt_time, "sig": lambda x: f"{x:.3g}".replace("e+", "e"),
          "ms": lambda x: f"{1e3 * x:,.3f}" if x < 0.01 else f"{1e3 * x:,.1f}",
          "change": lambda x: f"{100 * (x - 1):+.1f}%",  # of a ratio new / old
          "dims": lambda d: f"{d['m']}³" if len(set(d.values())) == 1 else "×".join(map(str, d.values())),
-         "pow2": lambda x: f"2<sup>{int(x).bit_length() - 1}</sup>" if int(x) & (int(x) - 1) == 0 else f"{int(x):,}"}
+         "pow2": lambda x: (f"2<sup>{int(x).bit_length() - 1}</sup>" if int(x) & (int(x) - 1) == 0
+                            else f"{int(x):,}")}
 
 
 class Cells(string.Formatter):
@@ -130,25 +132,36 @@ def measurement_rows(doc: dict) -> list[dict]:
              "per_step": s / m.get("params", {}).get("steps_per_call", 1)} for m in doc["measurements"]]
 
 
+def conditions_of(text: str) -> list[list[str]]:
+    """"f=a,b* g=c" as [[field, patterns], ...]."""
+    return [c.split("=", 1) for c in text.split()]
+
+
+def matches(row: dict, conditions: list[list[str]]) -> bool:
+    return all(any(fnmatch.fnmatchcase(str(row.get(k, "")), p) for p in v.split(","))
+               for k, v in conditions)
+
+
 def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = "rows",
-         mark: str = "", flag: str = "", names: str = "", join: str = "") -> tuple[list[dict], dict | None]:
+         mark: str = "", flag: str = "", names: str = "",
+         join: str = "") -> tuple[list[dict], dict | None]:
     """(the rows of a data file that `where` keeps, in order; the results document, if it is one)."""
     data = load_json(docs_dir, path) if path.endswith(".json") else {key: read_csv(docs_dir, path)}
     doc = load(docs_dir, path) if "measurements" in data else None  # a results file, checked
     rows = measurement_rows(doc) if doc else fact_rows([data] if key == "." else data[key], path)
-    conditions, every = [c.split("=", 1) for c in where.split()], list(rows)
-    keep = lambda r, cs: all(any(fnmatch.fnmatchcase(str(r.get(k, "")), p) for p in v.split(",")) for k, v in cs)  # noqa: E731
-    joins = {n: (every, c) if "=" in c.split()[0] else (pick(docs_dir, c.split()[0])[0], c.split(" ", 1)[1])
-             for n, c in (pairs(join) if join else {}).items()}
+    conditions, joins = conditions_of(where), {}  # joins: {name: (rows to search, conditions)}
+    for name, text in (pairs(join) if join else {}).items():
+        source, _, rest = text.partition(" ")
+        joins[name] = (list(rows), text) if "=" in source else (pick(docs_dir, source)[0], rest)
     for i, r in enumerate(rows, start=1):
         r["mark"] = f"[^{mark}-{i}]"
         r["what"] = pairs(names).get(r.get(conditions[0][0]), r.get("what")) if names else r.get("what")
         for field in filter(None, map(str.strip, r.get("unconfirmed", "").split(";")) if flag else ()):
             r[field] += flag if r.get(field, "").strip() else ""  # a figure not confirmed at its source
-        for name, (others, conds) in joins.items():
-            mine = [c.split("=", 1) for c in Cells().format(conds, **r).split()]
-            r[name] = min((b for b in others if keep(b, mine)), key=lambda b: b.get("s", 0), default={})
-    rows = [r for r in rows if keep(r, conditions)]
+        for name, (others, text) in joins.items():
+            mine = conditions_of(Cells().format(text, **r))
+            r[name] = min((b for b in others if matches(b, mine)), key=lambda b: b.get("s", 0), default={})
+    rows = [r for r in rows if matches(r, conditions)]
     if conditions:
         field, order = conditions[0][0], conditions[0][1].split(",")
         rows.sort(key=lambda r: next(i for i, p in enumerate(order) if fnmatch.fnmatchcase(str(r[field]), p)))
