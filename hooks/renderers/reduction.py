@@ -1,9 +1,10 @@
-"""Reduction and FP8 results (run.py reduction, run.py fp8): each sum against the fastest read-only
-kernel of its case (group "read"), the softmax against the fastest copy (group "copy"), FP8."""
+"""Reduction results (run.py reduction): each sum against the fastest read-only kernel of its
+case (group "read"), the softmax against the fastest copy (group "copy"). The FP8 table and the
+figures of sentences are `table` and `cell` directives."""
 
 from pathlib import Path
 
-from . import markdown_table, read_csv, renderer, svg_figure, value
+from . import markdown_table, read_csv, renderer, svg_figure
 from .run_details import gbs, kernel_rows, label, load, of_group
 
 LAST = {"library": "6", "softmax": "6", "read": "7", "copy": "7"}  # after the steps
@@ -63,11 +64,3 @@ def reduction_chart(docs_dir: Path, path: str, alt: str, case: str = "gpu-1") ->
            xticks=sorted({int(doc["variants"][m["variant"]]["step"]) for m in steps}))
     ax.grid(True, axis="y"), ax.legend(loc="lower right")
     return svg_figure(fig, alt=alt) + "\n"
-
-
-@value("reduction.figure")
-def reduction_figure(docs_dir: Path, path: str, case: str, variant: str, show: str) -> str:
-    """A variant's (or, for variant=ceiling, the case's ceiling's) label, µs, GB/s or share."""
-    doc = load(docs_dir, path)
-    m = ceiling(doc, case) if variant == "ceiling" else kernel_rows(doc, case)[variant]
-    return dict(zip(("label", "us", "gbs", "pct"), cells(doc, case, m)))[show]
