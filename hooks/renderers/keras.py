@@ -102,17 +102,13 @@ def keras_step_time(docs_dir: Path, path: str, variants: str) -> str:
 
 
 @value("keras.climb")
-def climb_fact(docs_dir: Path, path: str, variant: str, fact: str = "rate",
-               over: str = "") -> str:
-    """rate (images/s), busy (GPU-busy share), tflops, mflop (per image) or spread (the rounds'
-    highest/lowest) of a variant; with over=VARIANT, how many times that variant's images/s."""
+def climb_fact(docs_dir: Path, path: str, variant: str, fact: str = "", over: str = "") -> str:
+    """busy (GPU-busy share) or spread (the rounds' highest/lowest images/s) of a variant; with
+    over=VARIANT, how many times that variant's images/s (its rate, TFLOP/s and FLOP per image
+    are `cell`s)."""
     found = _climb(docs_dir, path)[1]
-    m = found[variant]
-    rate, rounds = 1 / m["median_s"], m["extra"]["rounds_images_per_s"]
+    m, rounds = found[variant], found[variant]["extra"]["rounds_images_per_s"]
     if over:
-        ratio = rate * found[over]["median_s"]
+        ratio = found[over]["median_s"] / m["median_s"]
         return f"{ratio:,.1f}×" if ratio < 10 else f"{ratio:,.0f}×"
-    return {"rate": lambda: f"{rate:,.0f}", "busy": lambda: f"{_busy(m):.0%}",
-            "tflops": lambda: f"{rate * m['flops'] / 1e12:.1f}",
-            "mflop": lambda: f"{m['flops'] / 1e6:.1f}",
-            "spread": lambda: f"{max(rounds) / min(rounds):.2f}"}[fact]()
+    return {"busy": lambda: f"{_busy(m):.0%}", "spread": lambda: f"{max(rounds) / min(rounds):.2f}"}[fact]()
