@@ -123,19 +123,17 @@ def test_llm_servers_are_sourced_with_their_status():
 
 
 def test_hlo_op_count_is_counted_from_the_committed_hlo():
-    for name in ("xla-hlo-tensorflow-cpu.txt", "xla-hlo-jax-h200.txt"):
-        hlo = renderers.get_value("compilers.hlo")
-        assert hlo(DOCS, path=f"data/{name}") == "10"
-        assert hlo(DOCS, path=f"data/{name}", fact="ops") == "6 multiply, 3 add, 1 tanh"
-        assert (hlo(DOCS, path=f"data/{name}", fact="fusions"),
-                hlo(DOCS, path=f"data/{name}", fact="kinds")) == ("1", "kLoop")
+    for name in ("xla-hlo-tensorflow-cpu", "xla-hlo-jax-h200"):
+        hlo = lambda fact: renderers.get_value("cell")(DOCS, f"data/{name}.counts.json", f"{{{fact}}}", key=".")  # noqa: E731
+        assert (hlo("total"), hlo("ops"), hlo("fusions"), hlo("kinds")) \
+            == ("10", "6 multiply, 3 add, 1 tanh", "1", "kLoop")
 
 
 def test_an_hlo_file_without_its_counts_fails_the_build(tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "data/x.txt").write_text("HloModule m\nENTRY %m { ROOT %a = f32[] add(%b, %c) }\n")
     with pytest.raises(FileNotFoundError, match="x.counts.json"):  # tools/structure_logs.py not run
-        renderers.get_value("compilers.hlo")(tmp_path, path="data/x.txt")
+        renderers.get_value("cell")(tmp_path, "data/x.counts.json", "{total}", key=".")
 
 
 def test_fact_tables_put_sources_in_footnotes():
@@ -218,7 +216,9 @@ def test_renderers_fail_on_a_missing_source(tmp_path):
 def test_timing_renderers_show_measured_rows_and_name_a_missing_gpu_file():
     html = table("accelerators/frameworks.md", "frameworks-tensorflow-cpu.json")
     assert "| tensorflow xla | small: 64 × 128 |" in html
-    assert renderers.get_value("frameworks.steps")(DOCS, path="data/frameworks-tensorflow-cpu.json") == "20"
+    steps = renderers.get_value("cell")(DOCS, "data/frameworks-tensorflow-cpu.json", "{steps_per_call}",
+                                        sort="-steps_per_call")
+    assert steps == "20"
     doc = load_results(DATA / "frameworks-tensorflow-cpu.json")
     m = next(m for m in doc["measurements"] if m["variant"] == "tensorflow_xla"
              and m["params"]["size"] == "small")

@@ -334,36 +334,40 @@ def test_ceiling_table_and_bar(tmp_path, mandelbrot_renderers, kernel_s, of_bar)
     assert spec(docs, path="data/r.json", specs="data/specs.json", field="fp64_tflops") == "34"
 
 
-def page_table(docs, path, case):
-    """The page's per-case `table` directive, rendered from another results file."""
+def page_table(docs, path, case, where='where="case={}'):
+    """The page's per-case `table` directive (or another), rendered from another results file."""
     import re
 
     from renderers.page import render_markdown
 
     line = next(l for l in (ROOT / "docs/kernels/mandelbrot.md").read_text().splitlines()
-                if l.startswith("<!-- render table") and f'where="case={case}"' in l)
+                if l.startswith("<!-- render table") and where.format(case) in l)
     return render_markdown(re.sub(r"path=\S+", f"path={path}", line), docs, "mandelbrot.md")
 
 
 def test_values_and_tables_read_labels_from_the_file(tmp_path, mandelbrot_renderers):
     docs = synthetic_results(tmp_path, 0.005, spread=1.5)
-    get, value, path = mandelbrot_renderers.get, mandelbrot_renderers.get_value, "data/r.json"
+    value, path = mandelbrot_renderers.get_value, "data/r.json"
     table = page_table(docs, path, "large")
     assert table.count("\n| Numba") == 4 and "| 400 |" in table and "tuned, end to end" in table
-    summary = get("mandelbrot_summary")(docs, path=path, variant="cuda_f64_fast")
+    summary = page_table(docs, path, "cuda_f64_fast", 'where="variant={} phase=kernel"')
     assert "| `large` | 6144 x 4096 pixels, 1000 iterations | Numba @njit(parallel=True): 2 s | " \
            "5 ms | 400 | 50 ms | 40 | 2e12 |" in summary
-    assert value("mandelbrot.speedup")(docs, path=path, case="large", variant="cuda_f64") == "200"
-    assert value("mandelbrot.speedup")(docs, path=path, case="large", variant="cuda_f64_fast",
-                                       phase="end_to_end", over="cuda_f64") == "0.2"
-    assert value("mandelbrot.best_cpu")(docs, path=path, case="large") == "Numba @njit(parallel=True)"
+    from renderers.table import cell
+
+    kernel = "case=large phase=kernel variant={}"
+    assert cell(docs, path, "{over_cpu:ratio}", kernel.format("cuda_f64")) == "200"
+    assert cell(docs, path, "{base[s]:/{s}:ratio}", "case=large phase=end_to_end variant=cuda_f64_fast",
+                join="base=case={case} phase=kernel variant=cuda_f64") == "0.2"
+    assert cell(docs, path, "{label}", "case=large phase=kernel device=cpu", "s") \
+        == "Numba @njit(parallel=True)"
     assert value("machine.host")(docs, path=path, field="cpu") == "test CPU"
     assert value("machine.host")(docs, path=path, field="gpu") == "NVIDIA H200"
     assert value("mandelbrot.spread_count")(docs, path=path, above="1.2") == "3 of 3"
     assert value("mandelbrot.spread_count")(docs, path=path, above="1.6") == "0 of 3"
     assert value("mandelbrot.widest_spread")(docs, path=path).startswith("1.50 (large, Numba CUDA")
     with pytest.raises(ValueError, match="no row where .*variant=cuda_f32"):
-        value("mandelbrot.time")(docs, path=path, case="large", variant="cuda_f32")
+        cell(docs, path, "{s:time}", kernel.format("cuda_f32"))
     with pytest.raises(Exception, match="data/missing.json not found"):
         page_table(docs, "data/missing.json", "large")
 

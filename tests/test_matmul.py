@@ -249,6 +249,17 @@ def r():
     return matmul
 
 
+@pytest.fixture(scope="module")
+def logs():
+    """tools/structure_logs.py: the build report's and ncu's parsers."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("structure_logs", ROOT / "tools/structure_logs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def shares(doc: dict) -> dict:
     """{(variant, case): fraction of cuBLAS in the variant's precision, same process}."""
     ix = {(m["variant"], m["case"]): m for m in doc["measurements"] if m["phase"] == "kernel"}
@@ -283,7 +294,7 @@ def test_renderer_tiles_match_the_gpu_sources(r):
     assert "BM, BN, BK, TM, TN = 128, 128, 8, 8, 8" in py
 
 
-def test_tuning_names_are_the_binarys(r):
+def test_tuning_names_are_the_binarys(logs):
     # benchmark.py reads the names the WT/TC/WG macros make; the build report names template
     # instances the same way (less the split of K)
     with pytest.MonkeyPatch.context() as patch:
@@ -292,12 +303,14 @@ def test_tuning_names_are_the_binarys(r):
     tune = {m["variant"].split("/", 1)[1] for m in json.loads(TUNE.read_text())["measurements"]
             if m["variant"].startswith(("cuda_c/wt_", "cuda_c/tc_", "cuda_c/wgmma_"))}
     assert tune == set(bm.TUNING)
-    built = set(r.parse_build(BUILD.read_text()))
+    built = set(logs.parse_build(BUILD.read_text()))
     assert {t.rsplit("_k", 1)[0] if not t.startswith("tc_") else t for t in bm.TUNING} <= built
 
 
-def test_build_report_has_every_published_kernel(r):
-    facts = r.parse_build(BUILD.read_text())
+def test_build_report_has_every_published_kernel(logs):
+    from renderers.table import table
+
+    facts = logs.parse_build(BUILD.read_text())
     published = ["sgemm_naive", "sgemm_coalesced", "sgemm_smem", "sgemm_blocktile_1d",
                  "sgemm_blocktile_2d", "sgemm_vectorized", "wt_128x256x16_64x64_1x2_8x8_256_1_g1",
                  "wt_256x128x16_64x64_1x4_8x4_256_1_g1", "wt_128x128x16_64x64_2x2_8x4_128_2_g1",
@@ -309,14 +322,14 @@ def test_build_report_has_every_published_kernel(r):
     assert facts["wgmma_s4_g8_f0"]["dynamic_smem"] == 4 * (128 + 256) * 64 * 2 + 1024
     page = (ROOT / "docs/kernels/matmul.md").read_text()
     assert all(f"{k.removeprefix('sgemm_')}=" in page for k in published[:9])
-    table = r.matmul_build(ROOT / "docs", "data/matmul-build-h200.txt", "naive=1 naive;"
-                           "wt_128x128x16_64x64_2x2_8x4_128_2_g1=small")
-    assert "| small | " in table
+    shown = table(ROOT / "docs", "data/matmul-build-h200.json", "kernel={what};KiB={shared_kib:.1f}",
+                  where="kernel=naive,tc_128x128x32_64x64_s4_g8", names="naive=1 naive")
+    assert "| 1 naive | " in shown and f"| {4 * (128 * 32 + 32 * 128) * 2 / 1024 + 0.0:.1f} |" in shown
     with pytest.raises(ValueError):
-        r.matmul_build(ROOT / "docs", "data/matmul-build-h200.txt", "wt_1x1x1=none")
+        table(ROOT / "docs", "data/matmul-build-h200.json", "k={registers}", where="kernel=wt_1x1x1")
 
 
-def test_parse_build_reads_ptxas_lines(r):
+def test_parse_build_reads_ptxas_lines(logs):
     text = ("ptxas info    : Compiling entry function '_Z11sgemm_naiveiiiPKfS0_Pf' for 'sm_90'\n"
             "ptxas info    : Function properties for _Z11sgemm_naiveiiiPKfS0_Pf\n"
             "    0 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n"
@@ -325,7 +338,7 @@ def test_parse_build_reads_ptxas_lines(r):
             "'_Z12gemm_bf16_tcILi128ELi256ELi32ELi64ELi64ELi4ELi8EEviiiPK13__nv_bfloat16iS2_iPf'\n"
             "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
             "ptxas info    : Used 220 registers, used 1 barriers, 400 bytes cmem[0]\n")
-    facts = r.parse_build(text)
+    facts = logs.parse_build(text)
     assert facts["sgemm_naive"] == {"spill_stores": 8, "registers": 40, "smem": 8192}
     assert facts["tc_128x256x32_64x64_s4_g8"]["dynamic_smem"] == 4 * (128 * 32 + 32 * 256) * 2
 
@@ -418,28 +431,30 @@ def test_raw_log_bench_lines_are_valid():
         assert all(len(r["samples_s"]) >= 10 and r["error"]["ok"] for r in records)
 
 
-def test_ncu_paragraph_reads_the_profile(r):
+def test_ncu_paragraph_reads_the_profile(logs):
+    from renderers.table import cell
+
     prof = {name.removeprefix("sgemm_"): metrics for name, metrics
-            in r.ncu_profiles((ROOT / "docs/data/matmul-ncu-h200.txt").read_text())}
+            in logs.ncu_profiles((ROOT / "docs/data/matmul-ncu-h200.txt").read_text())}
     assert set(prof) == {"naive", "coalesced"}
     sm = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
     assert prof["coalesced"][sm] > 5 * prof["naive"][sm]  # what the page's paragraph says
-    assert r.ncu_value(ROOT / "docs", "data/matmul-ncu-h200.txt", "naive", sm) \
-        == f"{prof['naive'][sm]:.0f}"
+    ld = "l1tex__t_{}_pipe_lsu_mem_global_op_ld.sum"
+    per = f"{{metrics[{ld.format('sectors')}]:/{{metrics[{ld.format('requests')}]}}:.1f}}"
+    assert cell(ROOT / "docs", "data/matmul-ncu-h200.json", per, where="kernel=naive") \
+        == f"{prof['naive'][ld.format('sectors')] / prof['naive'][ld.format('requests')]:.1f}"
     page = (ROOT / "docs/kernels/matmul.md").read_text()
-    assert f"kernel=coalesced metric={sm} }}}} % of peak" in page
-    with pytest.raises(ValueError):
-        r.ncu_value(ROOT / "docs", "data/matmul-build-h200.txt", "naive", sm)
+    assert f'where=kernel=coalesced show="{{metrics[{sm}]:,.0f}}" }}}} % of peak' in page
 
 
-def test_numba_profile_and_tiles_tables(r):
+def test_numba_profile_and_tiles_tables(r, logs):
     # what the page's Numba section says: more instructions than CUDA C for the same tiles, no
     # wait on global memory, and the bigger tiles of the exploration above the published ones
-    ncu = r.ncu_profiles((ROOT / "docs/data/matmul-ncu-numba-h200.txt").read_text())
+    ncu = logs.ncu_profiles((ROOT / "docs/data/matmul-ncu-numba-h200.txt").read_text())
     (numba, a), (cuda_c, b) = ncu
     assert numba.startswith("warptile") and cuda_c == "sgemm_warptile"
     assert a["smsp__inst_executed.sum"] > 1.2 * b["smsp__inst_executed.sum"]
-    table = r.matmul_stalls(ROOT / "docs", "data/matmul-ncu-numba-h200.txt",
+    table = r.matmul_stalls(ROOT / "docs", "data/matmul-ncu-numba-h200.json",
                             "data/matmul-stalls.csv", "Numba;CUDA C")
     assert "`long_scoreboard`" in table and "`inst_executed.sum`" in table
     tiles = [json.loads(line) for line in

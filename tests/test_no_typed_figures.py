@@ -526,7 +526,7 @@ def test_the_guard_names_a_figure_in_a_notebook_output():
 def test_rendered_cited_and_allowed_numbers_pass():
     from renderers.page import render_markdown
 
-    page = ("The fastest reaches {{ json.field path=data/doctor-h200.json key=date }} today.\n\n"
+    page = ("The fastest reaches {{ cell path=data/doctor-h200.json key=. show=\"{date}\" }} today.\n\n"
             "The H200 has 4.8 TB/s of bandwidth.[^spec] CUDA 12.4 and CUDA 13 on sm_90, a 3x3 "
             "filter, 2^28 and 2²⁸ elements, 1024 × 1536 pixels, 64-bit floats, float4, the RTX "
             "4090 and Llama 3.1 70B, commit 097a431, a 64×N tile, in 2026 (as of 2026-12-02); step 3, kernel 10, numpy 2.4.1.\n\n"
@@ -553,12 +553,12 @@ def units(page_html_text: str) -> list[Unit]:
 def test_the_render_step_marks_what_it_produced():
     from renderers.page import render_markdown
 
-    out = render_markdown("Date: {{ json.field path=data/doctor-h200.json key=date }}, "
-                          "`{{ json.field path=data/doctor-h200.json key=date }}`, "
+    out = render_markdown("Date: {{ cell path=data/doctor-h200.json key=. show=\"{date}\" }}, "
+                          "`{{ cell path=data/doctor-h200.json key=. show=\"{date}\" }}`, "
                           '<a href="{{ csv.value path=data/cuda-driver-compat.csv column=source }}">x</a>\n\n'
                           "<!-- render table path=data/cuda-driver-compat.csv cols=\"CUDA={toolkit}\" -->\n",
                           DOCS, "test.md")
-    assert out.count('<span data-rendered="json.field">') == 2
+    assert out.count('<span data-rendered="cell">') == 2
     assert 'href="http' in out  # an attribute is left unmarked
     assert '<div data-rendered="table" markdown>' in out
     built = markdown_html(out)

@@ -22,6 +22,9 @@ NOT_RESULTS = {
     "mandelbrot-gpu-specs.json": "datasheet figures with their sources, not measurements",
     "mandelbrot-sass-h200.loops.json": "SASS loop counts (tools/structure_logs.py)",
     "saxpy-ncu-h200.json": "an ncu report's kernels (tools/structure_logs.py)",
+    "matmul-build-h200.json": "ptxas's registers and shared memory (tools/structure_logs.py)",
+    "matmul-ncu-h200.json": "an ncu report's metrics (tools/structure_logs.py)",
+    "matmul-ncu-numba-h200.json": "an ncu report's metrics (tools/structure_logs.py)",
     "reduction-ncu-h200.json": "an ncu report's kernels (tools/structure_logs.py)",
     "xla-hlo-jax-h200.counts.json": "HLO operation counts (tools/structure_logs.py)",
     "xla-hlo-tensorflow-cpu.counts.json": "HLO operation counts (tools/structure_logs.py)",
@@ -65,9 +68,9 @@ def test_there_are_results_files_to_check():
 
 @pytest.fixture
 def loader():
-    from renderers.run_details import describe_run, load_results  # the installed package
+    from renderers.run_details import describe_run, load  # the installed package
 
-    return load_results, describe_run
+    return load, describe_run
 
 
 def write(docs: Path, name: str, **flags) -> None:
@@ -84,8 +87,8 @@ def write(docs: Path, name: str, **flags) -> None:
 def test_loader_reads_a_file_and_names_a_missing_one(tmp_path, loader):
     load_results, describe_run = loader
     write(tmp_path, "cpu.json")
-    doc, used, before = load_results(tmp_path, "cpu.json")
-    assert used == "cpu.json" and before == "" and doc["system"]["host"]["cpu"] == "Test CPU"
+    doc = load_results(tmp_path, "cpu.json")
+    assert doc["system"]["host"]["cpu"] == "Test CPU"
     text = describe_run(doc)
     assert "commit <code>aaaaaaaaaaaa</code> with uncommitted changes" in text
     assert "CUDA runtime 12.6, nvcc 12.6, torch reports CUDA 12.4" in text

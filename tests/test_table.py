@@ -52,3 +52,13 @@ def test_formats_and_one_cell():
                         c=0.0123, d=0.9187, e=1.23e12, f=412.6) == \
         "2.5 s 320 µs 12.3 91.9&nbsp;% 1.23e12 413"
     assert cells.format("{x:≥ ?}|{y:≥ ?}|{z[k]}", x="5", y="N/A", z={}) == "≥ 5||"
+
+
+def test_joins_divisions_and_one_row_files(docs):
+    (docs / "data" / "y.json").write_text('{"rows": [{"key": "a", "n": 4}, {"key": "b", "n": 8}], "k": 1024}')
+    out = renderers.get("table")(docs, path="data/x.csv", where="key=a,b", names="a=one;b=two",
+                                 join="y=data/y.json key={key};other=key=a",
+                                 cols="x={what};x={y[n]:/{other[value]}:.1e};n={y[n]:pow2}")
+    assert out.splitlines()[2:] == ["| one | 6.1e-05 | 2<sup>2</sup> |", "| two | 1.2e-04 | 2<sup>3</sup> |"]
+    assert renderers.get_value("cell")(docs, "data/y.json", "{k:/4:,.0f} {k:pow2}", key=".") == "256 2<sup>10</sup>"
+    assert renderers.get_value("cell")(docs, "data/y.json", "{n:/2:change}", where="key=b") == "+300.0%"

@@ -6,6 +6,10 @@
   and the fusion kinds -> docs/data/xla-hlo-*.counts.json
 - an Nsight Compute text report: each kernel's first profiled launch (grid, block, occupancy,
   DRAM throughput, duration) -> the JSON named in NCU below
+- ptxas's -v report of the matrix-multiplication build (docs/data/matmul-build-h200.txt):
+  registers, spills and shared memory per kernel -> docs/data/matmul-build-h200.json
+- an `ncu --metrics` report (docs/data/matmul-ncu-*.txt): every metric of each profiled launch,
+  in order -> docs/data/matmul-ncu-*.json
 - a SASS dump of `run.py mandelbrot --sass`: each kernel's main loop (bench.sass.loops)
   -> docs/data/mandelbrot-sass-*.loops.json
 
@@ -70,6 +74,68 @@ def ncu_kernels(text: str) -> list[dict]:
     return list(first.values())
 
 
+ENTRY = re.compile(r"Compiling entry function '(?P<name>\w+)'")
+SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+# The kernels' templates and the names of their instances (the WT, TC and WG macros of
+# kernels.cuh, less the split of K, which only the host side knows).
+TEMPLATES = {"sgemm_warptile": "wt_{}x{}x{}_{}x{}_{}x{}_{}x{}_{}_{}_g{}",
+             "gemm_bf16_tc": "tc_{}x{}x{}_{}x{}_s{}_g{}", "gemm_bf16_wgmma": "wgmma_s{}_g{}_f{}"}
+WGMMA_STAGE_BYTES = (128 + 256) * 64 * 2  # hopper::A_BYTES + B_BYTES in kernels/09_wgmma.cuh
+
+
+def parse_build(text: str) -> dict:
+    """{kernel or template instance name: {"registers", "spill_stores", "smem", "dynamic_smem"}}
+    from ptxas's -v report; template instances get names like the binary's (wt_..., tc_...)."""
+    out: dict[str, dict] = {}
+    current = None
+    for line in text.splitlines():
+        if m := ENTRY.search(line):
+            mangled = m["name"]
+            args = re.findall(r"Li(\d+)E", mangled)
+            form = next((f for k, f in TEMPLATES.items() if k in mangled), None)
+            found = re.match(r"_Z(\d+)", mangled)  # _Z<length><name><arguments>
+            current = (form.format(*args) if form else
+                       mangled[found.end():found.end() + int(found[1])] if found else mangled)
+            out[current] = {}
+        elif current and (m := SPILL.search(line)):
+            out[current]["spill_stores"] = int(m[1])
+        elif current and (m := re.search(r"Used (\d+) registers", line)):
+            smem = re.search(r"(\d+) bytes smem", line)
+            out[current] |= {"registers": int(m[1]), "smem": int(smem[1]) if smem else 0}
+            stages = int(s[1]) if (s := re.search(r"_s(\d+)", current)) else 0
+            if current.startswith("tc_"):  # the pipeline's buffers are dynamic shared memory
+                bm, bn, bk = map(int, re.findall(r"\d+", current)[:3])
+                out[current]["dynamic_smem"] = stages * (bm * bk + bk * bn) * 2
+            elif current.startswith("wgmma_"):  # stages of A and B^T tiles, + 1 KiB to align
+                out[current]["dynamic_smem"] = stages * WGMMA_STAGE_BYTES + 1024
+    return out
+
+
+NCU_LAUNCH = re.compile(r"^  (?:void )?(\w+).*[,(]")  # a profiled launch's header
+NCU_METRIC = re.compile(r"^\s+([a-z0-9_]+__[\w.]+)\s+(\S+)?\s+([\d,.]+)\s*$")
+NCU_SCALE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "ms": 1e-3, "us": 1e-6}
+
+
+def ncu_profiles(text: str) -> list[tuple[str, dict[str, float]]]:
+    """[(kernel, {metric: value in base units})], one per profiled launch in order, from
+    `ncu --metrics` output (or several such outputs appended)."""
+    out: list[tuple[str, dict[str, float]]] = []
+    for line in text.splitlines():
+        if (m := NCU_LAUNCH.match(line)) and "__" not in m[1]:
+            out.append((m[1], {}))
+        elif out and (m := NCU_METRIC.match(line)):
+            unit = m[2] if m[2] in NCU_SCALE else None
+            out[-1][1][m[1]] = float(m[3].replace(",", "")) * (NCU_SCALE[unit] if unit else 1)
+    return out
+
+
+def build_rows(text: str) -> list[dict]:
+    """One row per kernel of parse_build, named without sgemm_, with its shared memory in KiB."""
+    return [{"kernel": k.removeprefix("sgemm_"), **f,
+             "shared_kib": (f.get("smem", 0) + f.get("dynamic_smem", 0)) / 1024,
+             "dynamic": "dynamic" if f.get("dynamic_smem") else ""} for k, f in parse_build(text).items()]
+
+
 def structured() -> dict[Path, object]:
     """{JSON file: its content} for every raw file this tool knows."""
     from bench.sass import loops  # the project's package
@@ -79,6 +145,12 @@ def structured() -> dict[Path, object]:
         out[raw.with_suffix(".counts.json")] = {"raw": raw.name, **hlo_counts(raw.read_text())}
     for raw, target in NCU.items():
         out[ROOT / target] = {"raw": raw, "kernels": ncu_kernels((ROOT / raw).read_text())}
+    for raw in sorted(DATA.glob("matmul-build-*.txt")):
+        out[raw.with_suffix(".json")] = {"raw": raw.name, "rows": build_rows(raw.read_text())}
+    for raw in sorted(DATA.glob("matmul-ncu-*.txt")):
+        profiles = ncu_profiles(raw.read_text())
+        out[raw.with_suffix(".json")] = {"raw": raw.name, "rows": [
+            {"kernel": k.removeprefix("sgemm_"), "metrics": m} for k, m in profiles]}
     for raw in sorted(DATA.glob("mandelbrot-sass-*.txt")):
         out[raw.with_suffix(".loops.json")] = {"raw": raw.name, "loops": loops(raw.read_text())}
     return out

@@ -1,12 +1,12 @@
-"""The ML-accelerators section: the GPU-over-CPU ratios of the spec file, and single figures.
-Its fact tables and timings are `table` directives (table.py)."""
+"""The ML-accelerators section: the GPU-over-CPU ratios of the spec file. Its fact tables,
+timings and single figures are `table` directives and `{{ cell }}`s (table.py)."""
 
 from __future__ import annotations
 
 from html import escape
 from pathlib import Path
 
-from . import load_json, markdown_table, read_csv, renderer, value
+from . import markdown_table, read_csv, renderer
 
 
 @renderer("cpu_gap")
@@ -20,17 +20,3 @@ def cpu_gap(docs_dir: Path, path: str, gpu: str, cpus: str) -> str:
             "AMX tiles" if "AMX" in rows[name]["notes"] else "AVX-512 only"] for name in cpus.split("|")]
     return markdown_table([f"{escape(gpu)} over", "BF16 TFLOPS", "bandwidth", "matrix unit"],
                           out, align="lrrl") + "\n"
-
-
-@value("compilers.hlo")
-def hlo_fact(docs_dir: Path, path: str, fact: str = "total") -> str:
-    """A count from an HLO file, read from the JSON tools/structure_logs.py wrote next to it:
-    total (element-wise operations inside the fusions), ops, fusions, kinds (of fusion)."""
-    return str(load_json(docs_dir, str(Path(path).with_suffix(".counts.json")))[fact])
-
-
-@value("frameworks.steps")
-def steps_per_call(docs_dir: Path, path: str) -> str:
-    """The training steps in one timed call of a results file (the warm column is per step)."""
-    return str(max(m.get("params", {}).get("steps_per_call", 1)
-                   for m in load_json(docs_dir, path)["measurements"]))

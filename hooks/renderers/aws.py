@@ -120,40 +120,6 @@ def aws_notes(docs_dir: Path, path: str) -> str:
             + "\n\nSources:\n\n" + "\n".join(f"- {line}" for line in listing.splitlines()) + "\n")
 
 
-@renderer("aws_price_changes")
-def aws_price_changes(docs_dir: Path, path: str, instances: str) -> str:
-    history = read_csv(docs_dir, path)
-    now = {r["instance_type"]: r for r in read_csv(docs_dir, instances)}
-    cut = [r for r in history if r["note"].endswith("June 2025 cut")]
-    by_type: dict[str, dict[str, dict]] = {}
-    for r in cut:
-        by_type.setdefault(r["instance_type"], {})[r["note"].split()[0]] = r
-    body = []
-    for itype, pair in sorted(by_type.items()):
-        b, a = pair["before"], pair["after"]
-        before, after = float(b["usd_per_hour"]), float(a["usd_per_hour"])
-        body.append([f"`{itype}`", f"{b['usd_per_hour']} ({b['date']})",
-                     f"{a['usd_per_hour']} ({a['date']})", f"{100 * (after - before) / before:+.1f}%",
-                     f"{now[itype]['on_demand_usd_per_hour']} ({now[itype]['price_as_of']})"])
-    return markdown_table(["instance", "$/hour before", "$/hour after", "change", "$/hour now"],
-                          body, "lrrrr") + "\n"
-
-
-@renderer("aws_article_check")
-def aws_article_check(docs_dir: Path, path: str, instances: str) -> str:
-    history = read_csv(docs_dir, path)
-    now = {r["instance_type"]: r for r in read_csv(docs_dir, instances)}
-    body = []
-    for r in (r for r in history if r["note"] == "the original article"):
-        cur = now[r["instance_type"]]
-        then, price = float(r["usd_per_hour"]), float(cur["on_demand_usd_per_hour"])
-        body.append([f"`{r['instance_type']}`", f"{then:g} ({r['date']})",
-                     f"{price:g} ({cur['price_as_of']})", f"{100 * (price - then) / then:+.1f}%",
-                     f"{cur['role']}, {cur['status']}"])
-    return markdown_table(["instance", "article's $/hour", "$/hour now", "change", "role, status now"],
-                          body, "lrrrl") + "\n"
-
-
 @renderer("aws_cost_per_job")
 def aws_cost_per_job(docs_dir: Path, path: str, reference: str, hours: str, tflops: str) -> str:
     """What one compute-bound job costs on several instances, scaled by dense BF16 TFLOPS.

@@ -3,7 +3,6 @@ field of a data file for a sentence of a page."""
 
 from __future__ import annotations
 
-import json
 import re
 from html import escape
 from pathlib import Path
@@ -17,11 +16,6 @@ def text_file(docs_dir: Path, path: str, lang: str = "text", title: str = "") ->
     fence = "````" if "```" in text else "```"
     shown = title or (path.removeprefix("../") if path.startswith("../") else f"docs/{path}")
     return f'{fence}{lang} title="{escape(shown)}"\n{text}\n{fence}\n'
-
-
-@value("json.field")
-def json_field(docs_dir: Path, path: str, key: str) -> str:
-    return escape(str(json.loads((docs_dir / path).read_text())[key]))
 
 
 @value("csv.value")

@@ -7,7 +7,7 @@ import statistics
 from pathlib import Path
 
 from . import load_json, markdown_table, renderer, svg_figure, value
-from .run_details import label, load_results, of_group
+from .run_details import label, load, of_group
 
 
 @renderer("keras_history")
@@ -37,22 +37,17 @@ def keras_history(docs_dir: Path, path: str, alt: str) -> str:
 
 @value("keras.history")
 def history_fact(docs_dir: Path, path: str, fact: str) -> str:
-    """A setting of a history.json (image_size, batch_size, ...), best / best_epoch / epochs,
-    first_s (epoch 1's seconds), steady_s (median of the later epochs' seconds), steady (training
-    images per second of steady_s) or train (training images per epoch)."""
+    """Of a history.json: epochs, steady_s (the median of the epochs' seconds after the first)
+    or steady (training images per second of steady_s)."""
     doc = load_json(docs_dir, path)
     epochs = doc["epochs"]
-    best = max(epochs, key=lambda e: e["val_accuracy"])
     steady = statistics.median(e["seconds"] for e in epochs[1:]) if len(epochs) > 1 else None
-    facts = {"best": lambda: f"{best['val_accuracy']:.3f}", "best_epoch": lambda: str(best["epoch"]),
-             "epochs": lambda: str(len(epochs)), "first_s": lambda: f"{epochs[0]['seconds']:.1f}",
-             "steady_s": lambda: f"{steady:.3f}", "train": lambda: f"{doc['images']['train']:,}",
-             "steady": lambda: f"{doc['images']['train'] / steady:,.0f}"}
-    return facts[fact]() if fact in facts else str(doc[fact])
+    return {"epochs": lambda: str(len(epochs)), "steady_s": lambda: f"{steady:.3f}",
+            "steady": lambda: f"{doc['images']['train'] / steady:,.0f}"}[fact]()
 
 
 def _climb(docs_dir: Path, path: str) -> tuple[dict, dict]:
-    doc = load_results(docs_dir, path)[0]
+    doc = load(docs_dir, path)
     return doc, {m["variant"]: m for m in doc["measurements"] if m["phase"] == "end_to_end"}
 
 
@@ -107,17 +102,13 @@ def keras_step_time(docs_dir: Path, path: str, variants: str) -> str:
 
 
 @value("keras.climb")
-def climb_fact(docs_dir: Path, path: str, variant: str, fact: str = "rate",
-               over: str = "") -> str:
-    """rate (images/s), busy (GPU-busy share), tflops, mflop (per image) or spread (the rounds'
-    highest/lowest) of a variant; with over=VARIANT, how many times that variant's images/s."""
+def climb_fact(docs_dir: Path, path: str, variant: str, fact: str = "", over: str = "") -> str:
+    """busy (GPU-busy share) or spread (the rounds' highest/lowest images/s) of a variant; with
+    over=VARIANT, how many times that variant's images/s (its rate, TFLOP/s and FLOP per image
+    are `cell`s)."""
     found = _climb(docs_dir, path)[1]
-    m = found[variant]
-    rate, rounds = 1 / m["median_s"], m["extra"]["rounds_images_per_s"]
+    m, rounds = found[variant], found[variant]["extra"]["rounds_images_per_s"]
     if over:
-        ratio = rate * found[over]["median_s"]
+        ratio = found[over]["median_s"] / m["median_s"]
         return f"{ratio:,.1f}×" if ratio < 10 else f"{ratio:,.0f}×"
-    return {"rate": lambda: f"{rate:,.0f}", "busy": lambda: f"{_busy(m):.0%}",
-            "tflops": lambda: f"{rate * m['flops'] / 1e12:.1f}",
-            "mflop": lambda: f"{m['flops'] / 1e6:.1f}",
-            "spread": lambda: f"{max(rounds) / min(rounds):.2f}"}[fact]()
+    return {"busy": lambda: f"{_busy(m):.0%}", "spread": lambda: f"{max(rounds) / min(rounds):.2f}"}[fact]()

@@ -9,14 +9,14 @@ from pathlib import Path
 
 from . import load_json, markdown_table, renderer, svg_figure, value
 from .run_details import label, load
-from .table import SPECS, cell
+from .table import SPECS
 
 BAR_PIXEL_ITERATIONS = 1.5e12  # the bar for the tuned float64 kernel on the large case (issue 15)
 BAR_VARIANT = "cuda_f64_fast"
 GPU_COLOUR, CPU_COLOUR = "#3f51b5", "#9e9e9e"
 
 
-fmt_time, fmt_rate, fmt_ratio = SPECS["time"], SPECS["sig"], SPECS["ratio"]
+fmt_time, fmt_rate = SPECS["time"], SPECS["sig"]
 
 
 def case_rows(doc: dict, case: str) -> list[dict]:
@@ -53,24 +53,6 @@ def size_text(params: dict) -> str:
 def row_name(doc: dict, m: dict) -> str:
     phase = m["phase"].replace("_", " ")
     return f"{label(doc, m['variant'])}, {phase}" if m["device"] == "gpu" else label(doc, m["variant"])
-
-
-@renderer("mandelbrot_summary")
-def summary(docs_dir: Path, path: str, variant: str) -> str:
-    """Per case: one GPU variant, kernel only and end to end, against the fastest CPU variant."""
-    doc = load(docs_dir, path)
-    out = []
-    for case in dict.fromkeys(m["case"] for m in doc["measurements"] if m["case"] != "compile"):
-        best = best_cpu(case_rows(doc, case))
-        k, e = find(doc, case, variant), find(doc, case, variant, "end_to_end")
-        out.append([f"`{case}`", size_text(k["params"]),
-                    f"{label(doc, best['variant'])}: {fmt_time(best['median_s'])}",
-                    fmt_time(k["median_s"]), fmt_ratio(best["median_s"] / k["median_s"]),
-                    fmt_time(e["median_s"]), fmt_ratio(best["median_s"] / e["median_s"]),
-                    fmt_rate(throughput(k))])
-    header = ["Case", "Size", "Fastest CPU variant", "GPU kernel", "Speed-up", "GPU end to end",
-              "Speed-up", "GPU pixel-iterations per second"]
-    return "\n" + markdown_table(header, out, "lllrrrrr") + "\n"
 
 
 @renderer("mandelbrot_chart")
@@ -141,49 +123,7 @@ def fp64_ceiling(docs_dir: Path, path: str, specs: str, loops: str) -> str:
         out, "lrlrrrrrr") + "\n"
 
 
-@renderer("mandelbrot_specs")
-def specs(docs_dir: Path, path: str) -> str:
-    """Datasheet FP64 and FP32 peaks, with source and as-of date on every row."""
-    data = load_json(docs_dir, path)
-    out = []
-    for row in data["rows"]:
-        missing = {"gpu", "fp64_tflops", "fp32_tflops", "source", "as_of"} - row.keys()
-        if missing:
-            raise ValueError(f"row {row.get('gpu', '?')} lacks {', '.join(sorted(missing))}")
-        ratio = row["fp32_tflops"] / row["fp64_tflops"]
-        out.append([row["gpu"], row["kind"], f"{row['fp64_tflops']:g}", f"{row['fp32_tflops']:g}",
-                    f"1 : {ratio:.0f}" if ratio >= 1.5 else f"1 : {ratio:.1f}",
-                    f"[{escape(row['source_title'])}]({row['source']}), {row['as_of']}"])
-    return markdown_table(["GPU", "Kind", "FP64 TFLOP/s", "FP32 TFLOP/s", "FP64 : FP32",
-                           "Source, as of"], out, "llrrrl")
-
-
-# --- One figure each, for the page's sentences (most are `cell`s of the results file) ---------
-def case_figure(show: str, phase: str = "kernel", where: str = "variant={variant}", sort: str = ""):
-    def figure(docs_dir: Path, path: str, case: str, variant: str = "*") -> str:
-        return cell(docs_dir, path, show, f"case={case} phase={phase} " + where.format(variant=variant), sort)
-    return figure
-
-
-value("mandelbrot.size")(case_figure(SIZE, phase="*"))
-value("mandelbrot.best_cpu")(case_figure("{label}", where="device=cpu", sort="s"))
-value("mandelbrot.rate")(case_figure("{per_s[pixel_iterations]:sig}"))
-
-
-@value("mandelbrot.time")
-def median(docs_dir: Path, path: str, case: str, variant: str, phase: str = "kernel") -> str:
-    return case_figure("{s:time}", phase)(docs_dir, path, case, variant)
-
-
-@value("mandelbrot.speedup")
-def speedup(docs_dir: Path, path: str, case: str, variant: str, phase: str = "kernel",
-            over: str = "") -> str:
-    """Median of `over` (default: the case's fastest CPU variant) over this one's."""
-    doc = load(docs_dir, path)
-    base = find(doc, case, over) if over else best_cpu(case_rows(doc, case))
-    return fmt_ratio(base["median_s"] / find(doc, case, variant, phase)["median_s"])
-
-
+# --- One figure each, for the page's sentences (the rest are `cell`s of the results file) -----
 @value("mandelbrot.bar")
 def bar(docs_dir: Path) -> str:
     return fmt_rate(BAR_PIXEL_ITERATIONS)
@@ -194,12 +134,6 @@ def of_bar(docs_dir: Path, path: str) -> str:
     """The tuned kernel's throughput on the large case, as a share of the bar."""
     m = find(load(docs_dir, path), "large", BAR_VARIANT)
     return f"{throughput(m) / BAR_PIXEL_ITERATIONS:.0%}"
-
-
-@value("mandelbrot.repeats")
-def repeats(docs_dir: Path, path: str) -> str:
-    return str(min(m["repeats"] for m in load(docs_dir, path)["measurements"]
-                   if m["case"] != "compile"))
 
 
 @value("mandelbrot.spec")

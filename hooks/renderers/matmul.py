@@ -4,10 +4,9 @@ files, labels from their `variants`), the build report, Numba's tile exploration
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
-from . import markdown_table, read_csv, renderer, svg_figure, value
+from . import load_json, markdown_table, read_csv, renderer, svg_figure, value
 from .run_details import label, load
 
 # The yardstick of each variant: cuBLAS in the same process and precision: the CUDA C binary's
@@ -178,24 +177,6 @@ def error_ratios(doc: dict) -> dict:
             if (fp32 := ix.get(("cublas_fp32", c))) is not None and fp32["error"]["value"] > 0}
 
 
-@renderer("matmul_library")
-def matmul_library(docs_dir: Path, path: str) -> str:
-    doc = load(docs_dir, path)
-    ix, ratio = index(doc), error_ratios(doc)
-    rows = []
-    for c, name in cases(doc).items():
-        fp32 = ix.get(("cublas_fp32", c))
-        for m in (ix.get((f"cublas_{p}", c)) for p in ("fp32", "tf32", "bf16")) if fp32 else ():
-            if m is not None:
-                rows.append([name, label(doc, m["variant"]).removeprefix("cuBLAS "),
-                             f"{tflops(m):.1f}", f"{fp32['median_s'] / m['median_s']:.1f}×",
-                             f"{m['error']['value']:.1e}", f"{ratio[(m['variant'], c)]:,.0f}×"])
-    if not rows:
-        raise ValueError(f"{path} has no cuBLAS measurements")
-    return markdown_table(["size", "cuBLAS", "TFLOP/s", "speed vs FP32", "error",
-                           "error vs FP32"], rows, "llrrrr")
-
-
 @value("matmul.error_ratio")
 def error_ratio(docs_dir: Path, path: str, variant: str, bound: str) -> str:
     """The smallest (bound=min) or largest (max) error of a variant over FP32's, all sizes."""
@@ -203,61 +184,6 @@ def error_ratio(docs_dir: Path, path: str, variant: str, bound: str) -> str:
     if not rs:
         raise ValueError(f"{path} has no {variant} with a cuBLAS FP32 run beside it")
     return f"{(min if bound == 'min' else max)(rs):,.0f}"
-
-
-# --- the build report (nvcc -Xptxas -v) -------------------------------------------------------
-
-ENTRY = re.compile(r"Compiling entry function '(?P<name>\w+)'")
-SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
-# The kernels' templates and the names of their instances (the WT, TC and WG macros of
-# kernels.cuh, less the split of K, which only the host side knows).
-TEMPLATES = {"sgemm_warptile": "wt_{}x{}x{}_{}x{}_{}x{}_{}x{}_{}_{}_g{}",
-             "gemm_bf16_tc": "tc_{}x{}x{}_{}x{}_s{}_g{}", "gemm_bf16_wgmma": "wgmma_s{}_g{}_f{}"}
-WGMMA_STAGE_BYTES = (128 + 256) * 64 * 2  # hopper::A_BYTES + B_BYTES in kernels/09_wgmma.cuh
-
-
-def parse_build(text: str) -> dict:
-    """{kernel or template instance name: {"registers", "spill_stores", "smem", "dynamic_smem"}}
-    from ptxas's -v report; template instances get names like the binary's (wt_..., tc_...)."""
-    out: dict[str, dict] = {}
-    current = None
-    for line in text.splitlines():
-        if m := ENTRY.search(line):
-            mangled = m["name"]
-            args = re.findall(r"Li(\d+)E", mangled)
-            form = next((f for k, f in TEMPLATES.items() if k in mangled), None)
-            found = re.match(r"_Z(\d+)", mangled)  # _Z<length><name><arguments>
-            current = (form.format(*args) if form else
-                       mangled[found.end():found.end() + int(found[1])] if found else mangled)
-            out[current] = {}
-        elif current and (m := SPILL.search(line)):
-            out[current]["spill_stores"] = int(m[1])
-        elif current and (m := re.search(r"Used (\d+) registers", line)):
-            smem = re.search(r"(\d+) bytes smem", line)
-            out[current] |= {"registers": int(m[1]), "smem": int(smem[1]) if smem else 0}
-            stages = int(s[1]) if (s := re.search(r"_s(\d+)", current)) else 0
-            if current.startswith("tc_"):  # the pipeline's buffers are dynamic shared memory
-                bm, bn, bk = map(int, re.findall(r"\d+", current)[:3])
-                out[current]["dynamic_smem"] = stages * (bm * bk + bk * bn) * 2
-            elif current.startswith("wgmma_"):  # stages of A and B^T tiles, + 1 KiB to align
-                out[current]["dynamic_smem"] = stages * WGMMA_STAGE_BYTES + 1024
-    return out
-
-
-@renderer("matmul_build")
-def matmul_build(docs_dir: Path, build: str, kernels: str) -> str:
-    """Registers, spills and shared memory of the listed kernels (name=what the page calls it)."""
-    facts, rows = parse_build((docs_dir / build).read_text()), []
-    for item in kernels.split(";"):
-        name, _, shown_as = item.partition("=")
-        f = facts.get(name) or facts.get(f"sgemm_{name}")
-        if not f:
-            raise ValueError(f"{build} has no entry for {name}")
-        total = f.get("smem", 0) + f.get("dynamic_smem", 0)
-        rows.append([shown_as or name, f["registers"], f["spill_stores"],
-                     f"{total / 1024:.1f} KiB" + (" (dynamic)" if f.get("dynamic_smem") else "")])
-    return markdown_table(["CUDA C kernel", "registers per thread", "spilled bytes",
-                           "shared memory per block"], rows, "lrrr")
 
 
 # --- the Numba tile exploration and Nsight Compute ---------------------------------------------
@@ -277,36 +203,6 @@ def matmul_numba_tiles(docs_dir: Path, path: str) -> str:
                           [row + [""] * (4 - len(row)) for row in rows], "lrrr")
 
 
-NCU_KERNEL = re.compile(r"^  (?:void )?(\w+).*[,(]")  # a profiled launch's header
-NCU_METRIC = re.compile(r"^\s+([a-z0-9_]+__[\w.]+)\s+(\S+)?\s+([\d,.]+)\s*$")
-NCU_SCALE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "ms": 1e-3, "us": 1e-6}
-
-
-def ncu_profiles(text: str) -> list[tuple[str, dict[str, float]]]:
-    """[(kernel, {metric: value in base units})], one per profiled launch in order, from
-    `ncu --metrics` output (or several such outputs appended)."""
-    out: list[tuple[str, dict[str, float]]] = []
-    for line in text.splitlines():
-        if (m := NCU_KERNEL.match(line)) and "__" not in m[1]:
-            out.append((m[1], {}))
-        elif out and (m := NCU_METRIC.match(line)):
-            unit = m[2] if m[2] in NCU_SCALE else None
-            out[-1][1][m[1]] = float(m[3].replace(",", "")) * (NCU_SCALE[unit] if unit else 1)
-    return out
-
-
-@value("matmul.ncu")
-def ncu_value(docs_dir: Path, path: str, kernel: str, metric: str, per: str = "",
-              scale: str = "1", digits: str = "0") -> str:
-    """A counter of a kernel's last profiled launch (over another counter of it: per=) / scale."""
-    prof = {n.removeprefix("sgemm_"): m for n, m in ncu_profiles((docs_dir / path).read_text())}
-    try:
-        v = prof[kernel][metric] / (prof[kernel][per] if per else 1)
-    except KeyError as exc:
-        raise ValueError(f"{path} lacks {exc} (ncu failed?)") from None
-    return f"{v / float(scale):,.{digits}f}"
-
-
 STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 
 
@@ -314,7 +210,7 @@ STALL = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
 def matmul_stalls(docs_dir: Path, ncu: str, stalls: str, names: str) -> str:
     """The issue and stall metrics of the profiled launches of `ncu`, one column each (names:
     the columns' headings, ;-separated), rows from the stalls file (metric key, meaning)."""
-    profiles = [metrics for _, metrics in ncu_profiles((docs_dir / ncu).read_text())]
+    profiles = [p["metrics"] for p in load_json(docs_dir, ncu)["rows"]]
     heads = names.split(";")
     if len(profiles) < len(heads):
         raise ValueError(f"{ncu}: {len(profiles)} profiled launches, {len(heads)} named")

@@ -1,10 +1,11 @@
-"""Reduction and FP8 results (run.py reduction, run.py fp8): each sum against the fastest read-only
-kernel of its case (group "read"), the softmax against the fastest copy (group "copy"), FP8."""
+"""Reduction results (run.py reduction): each sum against the fastest read-only kernel of its
+case (group "read"), the softmax against the fastest copy (group "copy"). The FP8 table and the
+figures of sentences are `table` and `cell` directives."""
 
 from pathlib import Path
 
-from . import markdown_table, read_csv, renderer, svg_figure, value
-from .run_details import gbs, kernel_rows, label, load_results, of_group
+from . import markdown_table, read_csv, renderer, svg_figure
+from .run_details import gbs, kernel_rows, label, load, of_group
 
 LAST = {"library": "6", "softmax": "6", "read": "7", "copy": "7"}  # after the steps
 
@@ -37,19 +38,19 @@ def cells(doc: dict, case: str, m: dict) -> list[str]:
 def reduction_table(docs_dir: Path, path: str, case: str = "gpu-1", predictions: str = "") -> str:
     """Every kernel of a case: µs, GB/s, share of the ceiling, |error| and its bound, and what was
     predicted (a CSV of variant,prediction: a step's number, or a variant's key off the steps)."""
-    doc, _, intro = load_results(docs_dir, path)
+    doc = load(docs_dir, path)
     said = {r["variant"]: r["prediction"] for r in read_csv(docs_dir, predictions)} if predictions else {}
     rows = [[(s := doc["variants"][m["variant"]]["step"]) or "–", *cells(doc, case, m),
              *([said.get(s or m["variant"], "–")] if said else [])] for m in ordered(doc, case)]
     head = ["step", "version", "µs", "GB/s", f"of {label(doc, ceiling(doc, case)['variant'])}", "error", "bound"]
-    return intro + markdown_table(head + ["predicted"] * bool(said), rows, "llrrrrrl"[:len(head) + bool(said)]) + "\n"
+    return markdown_table(head + ["predicted"] * bool(said), rows, "llrrrrrl"[:len(head) + bool(said)]) + "\n"
 
 
 @renderer("reduction_chart")
 def reduction_chart(docs_dir: Path, path: str, alt: str, case: str = "gpu-1") -> str:
     """GB/s of each step, one bar per toolkit (the label before its first comma), and the ceiling."""
     import matplotlib.pyplot as plt
-    doc, _, intro = load_results(docs_dir, path)
+    doc = load(docs_dir, path)
     steps = [m for m in ordered(doc, case) if doc["variants"][m["variant"]]["step"]]
     toolkits = list(dict.fromkeys(label(doc, m["variant"]).partition(", ")[0] for m in steps))
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -62,29 +63,4 @@ def reduction_chart(docs_dir: Path, path: str, alt: str, case: str = "gpu-1") ->
     ax.set(yscale="log", xlabel="step", ylabel="GB/s read (CUDA events)",
            xticks=sorted({int(doc["variants"][m["variant"]]["step"]) for m in steps}))
     ax.grid(True, axis="y"), ax.legend(loc="lower right")
-    return intro + svg_figure(fig, alt=alt) + "\n"
-
-
-@value("reduction.figure")
-def reduction_figure(docs_dir: Path, path: str, case: str, variant: str, show: str) -> str:
-    """A variant's (or, for variant=ceiling, the case's ceiling's) label, µs, GB/s or share."""
-    doc = load_results(docs_dir, path)[0]
-    m = ceiling(doc, case) if variant == "ceiling" else kernel_rows(doc, case)[variant]
-    return dict(zip(("label", "us", "gbs", "pct"), cells(doc, case, m)))[show]
-
-
-@renderer("fp8_table")
-def fp8_table(docs_dir: Path, path: str) -> str:
-    """Per size and version: TFLOP/s (operands ready; from float32), median SM clock, relative
-    error against float64 products of the inputs and of the operands as the product saw them."""
-    doc, _, intro = load_results(docs_dir, path)
-    rows = []
-    for case in dict.fromkeys(m["case"] for m in doc["measurements"]):
-        ready, whole = kernel_rows(doc, case), {m["variant"]: m for m in doc["measurements"]
-                                                if m["case"] == case and m["phase"] == "end_to_end"}
-        rows += [[f"{m['params']['n']:,}", label(doc, v), f"{m['flops'] / m['median_s'] / 1e12:,.0f}",
-                  f"{m['flops'] / whole[v]['median_s'] / 1e12:,.0f}" if v in whole else "–",
-                  f"{m.get('sm_clock', {}).get('median', 0):,.0f}", f"{m['error']['value']:.1e}",
-                  f"{m['error'].get('vs_operands', float('nan')):.1e}"] for v, m in ready.items()]
-    return intro + markdown_table(["n", "version", "TFLOP/s", "from float32", "SM MHz", "error vs inputs",
-                                   "vs operands"], rows, "llrrrrr") + "\n"
+    return svg_figure(fig, alt=alt) + "\n"

@@ -24,11 +24,6 @@ def load(docs_dir: Path, path: str) -> dict:
     return doc
 
 
-def load_results(docs_dir: Path, path: str) -> tuple[dict, str, str]:
-    """(document, path, ""): `load` in the shape the Keras renderers take."""
-    return load(docs_dir, path), path, ""
-
-
 def label(doc: dict, variant: str) -> str:
     """The label a reader sees for a variant: the benchmark's registry, copied into the file."""
     try:

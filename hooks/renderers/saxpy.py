@@ -1,6 +1,7 @@
 """SAXPY results (run.py saxpy): the progression, every version against the fastest copy of its
-round, the copies and the size sweep. Rows come from the results file (its `variants`: label,
-step, group); ratios from share_of_best. Compile times, transfers and the ncu report are `table`s.
+round and the size sweep. Rows come from the results file (its `variants`: label, step,
+group); ratios from share_of_best. The copies, compile times, transfers and the ncu report are
+`table`s.
 """
 
 from __future__ import annotations
@@ -9,21 +10,11 @@ from pathlib import Path
 
 from bench import results
 
-from . import markdown_table, renderer, svg_figure, value
-from .run_details import gbs, kernel_rows, label, load, of_group
+from . import markdown_table, renderer, svg_figure
+from .run_details import gbs, kernel_rows, label, load
 from .table import SPECS
 
 pct = SPECS["pct"]
-
-
-def power_of_two(n: int) -> str:
-    return f"2<sup>{n.bit_length() - 1}</sup>" if n & (n - 1) == 0 else f"{n:,}"
-
-
-def copies(doc: dict, case: str) -> list[dict]:
-    """The copies of a round, fastest first."""
-    return sorted((m for v, m in kernel_rows(doc, case).items() if v in of_group(doc, "copy")),
-                  key=gbs, reverse=True)
 
 
 def steps(doc: dict) -> dict[str, list[str]]:
@@ -33,21 +24,6 @@ def steps(doc: dict) -> dict[str, list[str]]:
         if v.get("step"):
             found.setdefault(v["step"], []).append(key)
     return dict(sorted(found.items()))
-
-
-@value("saxpy.n")
-def saxpy_n(docs_dir: Path, path: str, case: str) -> str:
-    """N of a case (2<sup>k</sup> for a power of two)."""
-    doc = load(docs_dir, path)
-    return power_of_two(next(m["params"]["n"] for m in doc["measurements"] if m["case"] == case))
-
-
-@value("saxpy.fastest_copy")
-def saxpy_fastest_copy(docs_dir: Path, path: str, case: str, show: str = "label") -> str:
-    """The fastest copy of a round: its label (show=label) or its GB/s (show=gbs)."""
-    doc = load(docs_dir, path)
-    best = copies(doc, case)[0]
-    return label(doc, best["variant"]) if show == "label" else f"{gbs(best):,.0f}"
 
 
 @renderer("saxpy_progression")
@@ -93,14 +69,6 @@ def saxpy_table(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
         raise ValueError(f"{path}: no SAXPY measurements")
     return markdown_table(["version", "GB/s", "of fastest copy",
                                    f"range, {len(rounds)} rounds"], rows, "lrrr") + "\n"
-
-
-@renderer("saxpy_copies")
-def saxpy_copies(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
-    doc = load(docs_dir, path)
-    found = copies(doc, case)
-    table = [[label(doc, m["variant"]), f"{gbs(m):,.0f}", pct(gbs(m) / gbs(found[0]))] for m in found]
-    return markdown_table(["copy", "GB/s", "of the fastest"], table, "lrr") + "\n"
 
 
 @renderer("saxpy_sweep")

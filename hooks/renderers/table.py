@@ -2,17 +2,23 @@
 
     <!-- render table path=data/x.csv cols="header={template};..." [align=lrr] [where="f=a,b* g=c"]
          [sort="f -g"] [mark=prefix] [notes="{template}"] [flag=*] [empty=–] [run=1] [key=rows]
-         [names="phase=words;..."] -->
+         [names="value=words;..."] [join="name=f={f} g=c;..."] -->
 
-Rows: a CSV's, a JSON file's list `key`, or a results file's measurements. A fact row with a
-`source` needs a source and an as-of date, and gets `{sources}` (short links), `{site}` and,
-with a `unit`, `{quantity}`. A measurement gets `label`, `what` (its phase), `s` (median),
-`gbs`, `tflops`, `over_cpu` (the case's fastest CPU kernel over it), `per_s[work]`, `per_step`
-and its params; `names="phase=words;..."` gives `what` the page's words. Templates are format strings with the specs `time`, `ms`, `sig`, `ratio`, `pct`
-and `text ? text` (the value for `?`; nothing when empty); an empty cell shows `empty`. Rows keep
-the order of the first `where`'s values, then `sort`'s (`-`: descending). `mark` numbers a
-footnote `{mark}` per row of the file, `notes` is its text; `flag` marks the fields a row lists
-as `unconfirmed`; `run=1` adds the run's details.
+Rows: a CSV's, a JSON file's list `key` (`key=.`: the file is the one row), or a results file's
+measurements. A fact row with a `source` needs a source and an as-of date (`as_of` or `date`),
+and gets `{sources}` (short links), `{site}` and, with a `unit`, `{quantity}`. A measurement
+gets `label`, `group`, `what` (its phase), `s` (median), `gbs`, `tflops`, `over_cpu` (the case's
+fastest CPU kernel over it), `per_s[work]`, `per_step` and its params. `names="value=words;..."`
+gives `what` the page's words for the values of the first `where` field. `join` gives each row,
+as `name`, the row of the same file (or of the file a path before the conditions names) that
+the conditions (as in `where`, the row's `{field}`s filled in) match, the fastest if several:
+for ratios to a named row. Templates are format strings with the specs `time`, `ms`, `sig`,
+`ratio`, `pct`, `change` (of a ratio), `pow2`, `dims` (a case's `params` m, n, k: "1024³") and
+`text ? text` (the value for `?`; nothing when empty); `/N:spec` divides by N first (N may be
+a field: `{a:/{b}:.1f}`); an empty cell shows `empty`. Rows keep the order of the first
+`where`'s values, then `sort`'s (`-`: descending). `mark` numbers a footnote `{mark}` per row
+of the file, `notes` is its text; `flag` marks the fields a row lists as `unconfirmed`; `run=1`
+adds the run's details.
 """
 
 from __future__ import annotations
@@ -42,7 +48,11 @@ def fmt_time(s: float) -> str:
 SPECS = {"time": fmt_time, "sig": lambda x: f"{x:.3g}".replace("e+", "e"),
          "ratio": lambda x: f"{x:,.0f}" if x >= 100 else f"{x:.3g}",
          "pct": lambda x: f"{100 * x:.1f}&nbsp;%",
-         "ms": lambda x: f"{1e3 * x:,.3f}" if x < 0.01 else f"{1e3 * x:,.1f}"}
+         "ms": lambda x: f"{1e3 * x:,.3f}" if x < 0.01 else f"{1e3 * x:,.1f}",
+         "change": lambda x: f"{100 * (x - 1):+.1f}%",  # of a ratio new / old
+         "dims": lambda d: f"{d['m']}³" if len(set(d.values())) == 1 else "×".join(map(str, d.values())),
+         "pow2": lambda x: (f"2<sup>{int(x).bit_length() - 1}</sup>" if int(x) & (int(x) - 1) == 0
+                            else f"{int(x):,}")}
 
 
 class Cells(string.Formatter):
@@ -57,10 +67,13 @@ class Cells(string.Formatter):
     def format_field(self, value, spec):
         if value in ("", None, "N/A"):
             return ""
+        if spec.startswith("/"):
+            by, _, spec = spec[1:].partition(":")
+            value = float(value) / float(by)
         if "?" in spec:
             return spec.replace("?", str(value))
         if spec in SPECS:
-            return SPECS[spec](float(value))
+            return SPECS[spec](value if isinstance(value, dict) else float(value))
         return format(float(value) if spec and isinstance(value, str) else value, spec)
 
 
@@ -98,7 +111,7 @@ def fact_rows(rows: list[dict], path: str) -> list[dict]:
     """A fact table's rows, escaped; one with a `source` column must give each a source and an
     as-of date."""
     for i, r in enumerate(rows, start=1):
-        if "source" in r and (not str(r["source"]).strip() or not AS_OF.match(str(r.get("as_of", "")).strip())):
+        if "source" in r and (not str(r["source"]).strip() or not AS_OF.match(str(r.get("as_of", r.get("date", ""))).strip())):
             raise ValueError(f"{path} row {i}: no source, or an as-of date not YYYY[-MM[-DD]]")
     return [{**{k: escape(v) if isinstance(v, str) else v for k, v in r.items()},
              "sources": source_links(r.get("source", "")), "site": urlparse(r.get("source", "")).netloc,
@@ -112,26 +125,43 @@ def measurement_rows(doc: dict) -> list[dict]:
         if m["device"] == "cpu" and m["phase"] == "kernel":
             best[m["case"]] = min(best.get(m["case"], m["median_s"]), m["median_s"])
     return [{**m.get("params", {}), **m, "label": label(doc, m["variant"]), "s": (s := m["median_s"]),
+             "group": doc["variants"].get(m["variant"], {}).get("group", ""),
              "what": m["phase"].replace("_", " "), "over_cpu": best[m["case"]] / s if m["case"] in best else "",
              "gbs": m["bytes"] / s / 1e9 if m.get("bytes") else "", "tflops": m.get("flops", 0) / s / 1e12,
              "per_s": {k: v / s for k, v in (m.get("work") or {}).items()},
              "per_step": s / m.get("params", {}).get("steps_per_call", 1)} for m in doc["measurements"]]
 
 
+def conditions_of(text: str) -> list[list[str]]:
+    """"f=a,b* g=c" as [[field, patterns], ...]."""
+    return [c.split("=", 1) for c in text.split()]
+
+
+def matches(row: dict, conditions: list[list[str]]) -> bool:
+    return all(any(fnmatch.fnmatchcase(str(row.get(k, "")), p) for p in v.split(","))
+               for k, v in conditions)
+
+
 def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = "rows",
-         mark: str = "", flag: str = "", names: str = "") -> tuple[list[dict], dict | None]:
+         mark: str = "", flag: str = "", names: str = "",
+         join: str = "") -> tuple[list[dict], dict | None]:
     """(the rows of a data file that `where` keeps, in order; the results document, if it is one)."""
     data = load_json(docs_dir, path) if path.endswith(".json") else {key: read_csv(docs_dir, path)}
     doc = load(docs_dir, path) if "measurements" in data else None  # a results file, checked
-    rows = measurement_rows(doc) if doc else fact_rows(data[key], path)
+    rows = measurement_rows(doc) if doc else fact_rows([data] if key == "." else data[key], path)
+    conditions, joins = conditions_of(where), {}  # joins: {name: (rows to search, conditions)}
+    for name, text in (pairs(join) if join else {}).items():
+        source, _, rest = text.partition(" ")
+        joins[name] = (list(rows), text) if "=" in source else (pick(docs_dir, source)[0], rest)
     for i, r in enumerate(rows, start=1):
         r["mark"] = f"[^{mark}-{i}]"
-        r["what"] = pairs(names).get(r.get("phase"), r.get("what")) if names else r.get("what")
+        r["what"] = pairs(names).get(r.get(conditions[0][0]), r.get("what")) if names else r.get("what")
         for field in filter(None, map(str.strip, r.get("unconfirmed", "").split(";")) if flag else ()):
             r[field] += flag if r.get(field, "").strip() else ""  # a figure not confirmed at its source
-    conditions = [c.split("=", 1) for c in where.split()]
-    rows = [r for r in rows if all(any(fnmatch.fnmatchcase(str(r.get(k, "")), p) for p in v.split(","))
-                                   for k, v in conditions)]
+        for name, (others, text) in joins.items():
+            mine = conditions_of(Cells().format(text, **r))
+            r[name] = min((b for b in others if matches(b, mine)), key=lambda b: b.get("s", 0), default={})
+    rows = [r for r in rows if matches(r, conditions)]
     if conditions:
         field, order = conditions[0][0], conditions[0][1].split(",")
         rows.sort(key=lambda r: next(i for i, p in enumerate(order) if fnmatch.fnmatchcase(str(r[field]), p)))
@@ -143,19 +173,20 @@ def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = 
 
 
 @value("cell")
-def cell(docs_dir: Path, path: str, show: str, where: str = "", sort: str = "", key: str = "rows") -> str:
+def cell(docs_dir: Path, path: str, show: str, where: str = "", sort: str = "", key: str = "rows",
+         join: str = "") -> str:
     """One figure for a sentence: `show` (a template) over the first row `where` and `sort` pick."""
-    return Cells().format(show, **pick(docs_dir, path, where, sort, key)[0][0])
+    return Cells().format(show, **pick(docs_dir, path, where, sort, key, join=join)[0][0])
 
 
 @renderer("table")
 def table(docs_dir: Path, path: str, cols: str = "", align: str = "", where: str = "",
           sort: str = "", mark: str = "", notes: str = "", empty: str = "–", flag: str = "",
-          run: str = "", key: str = "rows", names: str = "") -> str:
-    rows, doc = pick(docs_dir, path, where, sort, key, mark, flag, names)
-    columns = pairs(cols) if cols else {}
+          run: str = "", key: str = "rows", names: str = "", join: str = "") -> str:
+    rows, doc = pick(docs_dir, path, where, sort, key, mark, flag, names, join)
+    columns = [c.split("=", 1) for c in cols.split(";")] if cols else []  # headings may repeat
     fill = lambda t, r: Cells().format(t, **r).strip() or empty  # noqa: E731
-    out = markdown_table(list(columns), [[fill(t, r) for t in columns.values()] for r in rows],
+    out = markdown_table([h for h, _ in columns], [[fill(t, r) for _, t in columns] for r in rows],
                          align or None) + "\n" if columns else ""
     if notes:
         out += "\n" + "\n".join(f"{r['mark']}: {fill(notes, r)}" for r in rows) + "\n"
