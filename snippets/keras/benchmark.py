@@ -106,17 +106,6 @@ def backend() -> str:
     return os.environ.get("KERAS_BACKEND", "tensorflow")
 
 
-def make_images(n: int, size: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """n uint8 images (size x size x 3) and 0/1 labels: 512 distinct ones, repeated."""
-    from make_dataset import draw
-
-    rng = np.random.default_rng(seed)
-    labels = rng.integers(0, 2, min(n, 512))
-    images = np.stack([draw("dog" if y else "cat", rng, size)[:size, :size] for y in labels])
-    reps = math.ceil(n / len(labels))
-    return np.tile(images, (reps, 1, 1, 1))[:n], np.tile(labels, reps)[:n].astype("float32")
-
-
 def device_scope(device: str):
     """Where the model lives and trains: the first GPU (the default), the host CPU, or data
     parallel over two devices ("gpu2"; "cpu2" with fake CPU devices, for tests)."""
@@ -153,6 +142,8 @@ def setup(variant: str, p: dict) -> Prepared:
     from model import allow_xla, build_model
 
     device, precision = variant.split("-")
+    from climb_bench import make_images  # 512 distinct drawn images, repeated
+
     images, labels = make_images(p["images_per_epoch"], p["image_size"])
     with device_scope(device):  # a new scope each time: some can be entered only once
         keras.mixed_precision.set_global_policy("mixed_bfloat16" if precision == "bfloat16"

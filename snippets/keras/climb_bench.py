@@ -43,9 +43,18 @@ ROWS = {
 }
 
 
-def images(n: int, size: int = 64) -> tuple[np.ndarray, np.ndarray]:
-    from benchmark import make_images  # 512 distinct drawn images, repeated
+def make_images(n: int, size: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """n uint8 images (size x size x 3) and 0/1 labels: 512 distinct ones, repeated."""
+    from make_dataset import draw
 
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 2, min(n, 512))
+    images = np.stack([draw("dog" if y else "cat", rng, size)[:size, :size] for y in labels])
+    reps = math.ceil(n / len(labels))
+    return np.tile(images, (reps, 1, 1, 1))[:n], np.tile(labels, reps)[:n].astype("float32")
+
+
+def images(n: int, size: int = 64) -> tuple[np.ndarray, np.ndarray]:
     x, y = make_images(n, size)
     return x, y[:, None]
 
