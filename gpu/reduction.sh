@@ -7,12 +7,7 @@
 #   reduction-build.txt    nvcc -Xptxas -v: registers, shared memory, spills per kernel
 #   reduction-ncu.txt      with REDUCE_NCU=1: ncu's throughput sections (--clock-control none)
 # REDUCE_CASES=a,b limits the runner to those cases (default: every default case).
-set -u -o pipefail
-cd "$(dirname "$0")/.."
-: "${RESULTS_DIR:?set RESULTS_DIR to an empty folder for the results}"
-mkdir -p build "$RESULTS_DIR"
-status=0
-step() { echo "== $* ($(date +%T))"; }
+source "$(dirname "$0")/lib/prelude.sh"  # set -u, cd to the root, RESULTS_DIR, step
 
 step "compile the CUDA C version for Hopper"
 timeout 120 nvcc -O3 -arch=sm_90 -Xptxas -v -o build/reduce snippets/reduction/reduce.cu \

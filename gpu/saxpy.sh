@@ -7,12 +7,7 @@
 #   saxpy-ncu.txt, saxpy-cupy-source.cu   with SAXPY_NCU=1: Nsight Compute on the CuPy kernels and
 #                         the CUDA C one-element and float4 kernels; the source CuPy generated
 # SAXPY_CASES=a,b limits the runner to those cases (default: every default case).
-set -u -o pipefail
-cd "$(dirname "$0")/.."
-: "${RESULTS_DIR:?set RESULTS_DIR to an empty folder for the results}"
-mkdir -p build "$RESULTS_DIR"
-status=0
-step() { echo "== $* ($(date +%T))"; }
+source "$(dirname "$0")/lib/prelude.sh"  # set -u, cd to the root, RESULTS_DIR, step
 
 step "compile the CUDA C version for Hopper"
 timeout 60 nvcc -O3 -arch=sm_90 -Xptxas -v -o build/saxpy snippets/saxpy/saxpy.cu 2>&1 \
