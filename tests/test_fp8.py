@@ -64,3 +64,9 @@ def test_lesson_demo_on_the_gpu():
     out = run_snippet("fp8/fp8_matmul.py", "1024", timeout=300)
     assert out.returncode == 0, out.stderr
     assert "fp8 e4m3" in out.stdout and "bf16" in out.stdout
+
+
+def test_a_size_fp8_cannot_take_is_one_argparse_error_before_pytorch_loads():
+    done = run_snippet("fp8/fp8_matmul.py", "100", timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "n must be a positive multiple of 16" in done.stderr.strip().splitlines()[-1]

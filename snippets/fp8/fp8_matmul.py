@@ -59,11 +59,13 @@ def errors(a, b, product, dequantised_a, dequantised_b) -> tuple[float, float]:
 
 
 if __name__ == "__main__":
-    import torch
-
     parser = argparse.ArgumentParser(description="FP8 and BF16 products against float64.")
     parser.add_argument("n", nargs="?", type=int, default=1024, help="matrix size (multiple of 16)")
     n = parser.parse_args().n
+    if n < 16 or n % 16:
+        parser.error(f"n must be a positive multiple of 16 (FP8 products need it), got {n}")
+    import torch  # after the arguments: a wrong n is answered without loading PyTorch
+
     g = torch.Generator(device="cuda").manual_seed(0)
     a, b = (torch.randn(n, n, device="cuda", generator=g) for _ in range(2))
     a_q, s_a = quantize(a)

@@ -244,6 +244,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Check every Numba sum against the exact one.")
     parser.add_argument("n", nargs="?", type=int, default=301, help="float32 elements")
     n = parser.parse_args().n
+    if n < 1:
+        parser.error(f"n must be at least 1, got {n}")
     x = make_input(n)
     d_x, out = cuda.to_device(x), cuda.device_array(1, np.float32)
     for variant in ("atomic", "shared", "shuffle", "vector", "one_pass"):

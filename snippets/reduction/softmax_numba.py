@@ -90,7 +90,10 @@ def check(y: np.ndarray, x: np.ndarray, threads: int = THREADS) -> float:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Check the Numba softmax against float64 NumPy.")
     parser.add_argument("shape", nargs="*", type=int, default=[2, 100], help="ROWS COLS")
-    rows, cols = parser.parse_args().shape
+    shape = parser.parse_args().shape
+    if len(shape) != 2 or min(shape) < 1:
+        parser.error(f"give ROWS COLS, two whole numbers of at least 1, got {shape}")
+    rows, cols = shape
     x = np.random.default_rng(0).uniform(-4, 4, (rows, cols)).astype(np.float32)
     for held in (False, True):
         d_y = cuda.device_array_like(x)
