@@ -33,26 +33,9 @@ def find(doc: dict, case: str, variant: str, phase: str = "kernel") -> dict:
     raise ValueError(f"no {variant} {phase} measurement in case {case!r}")
 
 
-def best_cpu(rows: list[dict]) -> dict | None:
-    cpu = [m for m in rows if m["device"] == "cpu" and m["phase"] == "kernel"]
-    return min(cpu, key=lambda m: m["median_s"]) if cpu else None
-
-
 def throughput(m: dict) -> float | None:
     work = (m.get("work") or {}).get("pixel_iterations")
     return work / m["median_s"] if work and m["median_s"] > 0 else None
-
-
-SIZE = "{width} x {height} pixels, {iterations} iterations"
-
-
-def size_text(params: dict) -> str:
-    return SIZE.format(**params)
-
-
-def row_name(doc: dict, m: dict) -> str:
-    phase = m["phase"].replace("_", " ")
-    return f"{label(doc, m['variant'])}, {phase}" if m["device"] == "gpu" else label(doc, m["variant"])
 
 
 @renderer("mandelbrot_chart")
@@ -65,7 +48,9 @@ def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
     doc = load(docs_dir, path)
     rows = sorted((m for m in case_rows(doc, case) if m["phase"] in ("kernel", "end_to_end")),
                   key=lambda m: -m["median_s"])
-    best = best_cpu(rows)
+    best = min((m for m in rows if m["device"] == "cpu" and m["phase"] == "kernel"),
+               key=lambda m: m["median_s"])
+    size = "{width} x {height} pixels, {iterations} iterations".format(**rows[0]["params"])
     names = [label(doc, m["variant"]) + (" (end to end)" if m["phase"] == "end_to_end" else "")
              for m in rows]
     colours = [GPU_COLOUR if m["device"] == "gpu" else CPU_COLOUR for m in rows]
@@ -82,10 +67,10 @@ def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
         ax.grid(axis="x", which="major", zorder=0)
     fig.legend(handles=[Patch(color=GPU_COLOUR, label="GPU"), Patch(color=CPU_COLOUR, label="CPU")],
                loc="upper right", ncols=2, frameon=False)
-    fig.suptitle(size_text(rows[0]["params"]), x=0.02, ha="left")
+    fig.suptitle(size, x=0.02, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     each = "; ".join(f"{n}: {fmt_time(m['median_s'])}" for n, m in zip(names, rows))
-    return svg_figure(fig, alt=f"{alt} {size_text(rows[0]['params'])}: {each}")
+    return svg_figure(fig, alt=f"{alt} {size}: {each}")
 
 
 def spec_row(docs_dir: Path, specs: str, doc: dict) -> dict | None:
@@ -162,4 +147,5 @@ def spread_count(docs_dir: Path, path: str, above: str) -> str:
 def widest_spread(docs_dir: Path, path: str) -> str:
     doc = load(docs_dir, path)
     m = max(gpu_timings(doc), key=lambda m: m["spread"])
-    return f"{m['spread']:.2f} ({m['case']}, {row_name(doc, m)})"
+    return (f"{m['spread']:.2f} ({m['case']}, {label(doc, m['variant'])}, "
+            f"{m['phase'].replace('_', ' ')})")
