@@ -35,8 +35,7 @@ def table_for(rows: list[dict], sources: dict[str, int], usual: set[int]) -> str
     body = []
     for r in sorted(rows, key=lambda r: (r["family"], float(r["on_demand_usd_per_hour"]))):
         lp = set(r["low_precision"].split(";"))
-        refs = sorted({sources[(r["price_source"], r["price_as_of"])],
-                       sources[(r["spec_source"], r["spec_as_of"])]} - usual)
+        refs = sorted({sources[(r[f"{k}_source"], r[f"{k}_as_of"])] for k in ("price", "spec")} - usual)
         notes = [r["status"]] if r["status"] != "current" else []
         notes += [f"[{n}]" for n in refs]
         flagged = {f.strip() for f in r.get("unconfirmed", "").split(";") if f.strip()}
@@ -74,13 +73,6 @@ def numbered_sources(rows: list[dict]) -> tuple[dict, set[int]]:
 @value("aws.usual_sources")
 def usual_sources(docs_dir: Path, path: str) -> str:
     return " and ".join(f"[{n}]" for n in sorted(numbered_sources(read_csv(docs_dir, path))[1]))
-
-
-@value("aws.sources")
-def history_sources(docs_dir: Path, path: str, note: str) -> str:
-    """The sources of the price-history rows whose note ends with `note`."""
-    return ", ".join(escape(s) for s in sorted({r["source"] for r in read_csv(docs_dir, path)
-                                                if r["note"].endswith(note)}))
 
 
 @renderer("aws_instances")
