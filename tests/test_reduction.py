@@ -5,14 +5,13 @@ checks, the CUDA C program's argument handling, and (on a GPU) the CUDA C progra
 from __future__ import annotations
 
 import math
-import shutil
 import subprocess
 
 import numpy as np
 import pytest
 from numba import cuda  # module level: the CUDA simulator swaps this name inside kernels
 
-from helpers import HAS_GPU, ROOT, SNIPPETS, load_benchmark, load_snippet
+from helpers import HAS_GPU, ROOT, load_benchmark, load_snippet
 
 common = load_snippet("reduction/reduce_common.py")
 lesson = load_snippet("reduction/reduce_numba.py")
@@ -118,14 +117,8 @@ def test_benchmark_checks_hold_sums_to_their_bounds():
 # ---------------------------------------------------------------- CUDA C
 
 @pytest.fixture(scope="module")
-def cuda_binary(tmp_path_factory):
-    nvcc = shutil.which("nvcc") or pytest.skip("nvcc is not on PATH")
-    exe = tmp_path_factory.mktemp("reduce") / "reduce"
-    proc = subprocess.run([nvcc, "-O3", "-arch=sm_90", "-o", str(exe),
-                           str(SNIPPETS / "reduction/reduce.cu")], capture_output=True, text=True,
-                          timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    return exe
+def cuda_binary(nvcc_build):
+    return nvcc_build("reduction/reduce.cu", "-arch=sm_90")  # for Hopper, as gpu/reduction.sh
 
 
 def test_cuda_c_fails_loudly_without_a_gpu(cuda_binary):

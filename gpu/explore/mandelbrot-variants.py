@@ -4,10 +4,11 @@
 Run from the repository root, with the lesson's folder on the import path:
     PYTHONPATH=snippets/mandelbrot python gpu/explore/mandelbrot-variants.py OUTDIR
 Kept as the record of what device call 1 ran (its log: gpu/logs/h200-2026-12-01/
-mandelbrot-variants-log.txt); the winner moved into snippets/mandelbrot/.
+mandelbrot-variants-log.txt); the winner moved into snippets/mandelbrot/. The log was made by
+this script as of commit 6b62744, which wrote every kernel out in full; here the kernels use the
+lesson's helpers and its winner, and compute the same counts with the same operations.
 """
 import json
-import operator
 import os
 import subprocess
 import sys
@@ -15,108 +16,50 @@ import time
 
 import numpy as np
 from numba import config, cuda
-from numba.cuda import libdevice
 
 import mandelbrot as mb  # snippets/mandelbrot/mandelbrot.py, through PYTHONPATH
 
 SIM = config.ENABLE_CUDASIM
-if SIM:
-    mul, fma = operator.mul, (lambda a, b, c: a * b + c)
-
-    def bits(v):
-        return int(np.array(v, dtype=np.float64).view(np.int64))
-else:
-    mul, fma, bits = libdevice.dmul_rn, libdevice.fma, libdevice.double_as_longlong
-FOUR_BITS = 0x4010000000000000  # the bit pattern of 4.0: for s >= 0, s > 4.0 iff bits(s) > this
 
 
-@cuda.jit
-def k_fma8(xs, ys, max_iter, counts):  # y = fma(t, 2, cy): exact (t*2 is exact); float test
-    j, i = cuda.grid(2)
-    if i < counts.shape[0] and j < counts.shape[1]:
-        cx, cy = xs[j], ys[i]
-        x = y = 0.0
-        n = 0
+@cuda.jit(device=True)
+def step_fma8(x, y, cx, cy):
+    """The lesson's step64 with the float escape test: y = fma(t, 2, cy), exact (t*2 is exact)."""
+    x2, y2 = mb.mul64(x, x), mb.mul64(y, y)
+    if x2 + y2 > 4.0:
+        return True, x, y
+    return False, x2 - y2 + cx, mb.fma64(mb.mul64(x, y), 2.0, cy)
+
+
+def one_by_one(step):
+    """A device function that iterates `step` (one tested iteration) from (x, y, n) on, until
+    escape or max_iter; returns the count."""
+    @cuda.jit(device=True)
+    def finish(x, y, cx, cy, n, max_iter):
         while n < max_iter:
-            x2, y2 = mul(x, x), mul(y, y)
-            if x2 + y2 > 4.0:
+            done, x, y = step(x, y, cx, cy)
+            if done:
                 break
-            t = mul(x, y)
-            y = fma(t, 2.0, cy)
-            x = x2 - y2 + cx
             n += 1
-        counts[i, j] = n
+        return n
+    return finish
 
 
-@cuda.jit
-def k_int7(xs, ys, max_iter, counts):  # + escape test on the integer pipe
-    j, i = cuda.grid(2)
-    if i < counts.shape[0] and j < counts.shape[1]:
-        cx, cy = xs[j], ys[i]
-        x = y = 0.0
-        n = 0
-        while n < max_iter:
-            x2, y2 = mul(x, x), mul(y, y)
-            if bits(x2 + y2) > FOUR_BITS:
-                break
-            t = mul(x, y)
-            y = fma(t, 2.0, cy)
-            x = x2 - y2 + cx
-            n += 1
-        counts[i, j] = n
+# int7: the lesson's step64, whose escape test runs on the integer pipe
+finish_fma8, finish_int7 = one_by_one(step_fma8), one_by_one(mb.step64)
 
 
-@cuda.jit
-def k_unroll4(xs, ys, max_iter, counts):  # k_int7, four tested iterations per trip
-    j, i = cuda.grid(2)
-    if i < counts.shape[0] and j < counts.shape[1]:
-        cx, cy = xs[j], ys[i]
-        x = y = 0.0
-        n = 0
-        done = False
-        while n + 4 <= max_iter:
-            x2, y2 = mul(x, x), mul(y, y)
-            if bits(x2 + y2) > FOUR_BITS:
-                done = True
-                break
-            t = mul(x, y)
-            y = fma(t, 2.0, cy)
-            x = x2 - y2 + cx
-            x2, y2 = mul(x, x), mul(y, y)
-            if bits(x2 + y2) > FOUR_BITS:
-                n += 1
-                done = True
-                break
-            t = mul(x, y)
-            y = fma(t, 2.0, cy)
-            x = x2 - y2 + cx
-            x2, y2 = mul(x, x), mul(y, y)
-            if bits(x2 + y2) > FOUR_BITS:
-                n += 2
-                done = True
-                break
-            t = mul(x, y)
-            y = fma(t, 2.0, cy)
-            x = x2 - y2 + cx
-            x2, y2 = mul(x, x), mul(y, y)
-            if bits(x2 + y2) > FOUR_BITS:
-                n += 3
-                done = True
-                break
-            t = mul(x, y)
-            y = fma(t, 2.0, cy)
-            x = x2 - y2 + cx
-            n += 4
-        if not done:
-            while n < max_iter:
-                x2, y2 = mul(x, x), mul(y, y)
-                if bits(x2 + y2) > FOUR_BITS:
-                    break
-                t = mul(x, y)
-                y = fma(t, 2.0, cy)
-                x = x2 - y2 + cx
-                n += 1
-        counts[i, j] = n
+def from_zero(finish):
+    @cuda.jit
+    def kernel(xs, ys, max_iter, counts):
+        j, i = cuda.grid(2)
+        if i < counts.shape[0] and j < counts.shape[1]:
+            counts[i, j] = finish(0.0, 0.0, xs[j], ys[i], 0, max_iter)
+    return kernel
+
+
+k_fma8, k_int7 = from_zero(finish_fma8), from_zero(finish_int7)
+k_unroll4 = mb.mandelbrot_kernel_f64_fast  # k_int7, four tested iterations per trip: the winner
 
 
 @cuda.jit
@@ -129,23 +72,15 @@ def k_chunk8(xs, ys, max_iter, counts):  # 8 iterations untested, then test; on 
         while n + 8 <= max_iter:
             sx, sy = x, y
             for _ in range(8):
-                x2, y2 = mul(x, x), mul(y, y)
-                t = mul(x, y)
-                y = fma(t, 2.0, cy)
+                x2, y2 = mb.mul64(x, x), mb.mul64(y, y)
+                t = mb.mul64(x, y)
+                y = mb.fma64(t, 2.0, cy)
                 x = x2 - y2 + cx
-            if not (mul(x, x) + mul(y, y) <= 4.0):
+            if not (mb.mul64(x, x) + mb.mul64(y, y) <= 4.0):
                 x, y = sx, sy  # escaped (or overflowed to inf/nan) somewhere in these 8
                 break
             n += 8
-        while n < max_iter:
-            x2, y2 = mul(x, x), mul(y, y)
-            if bits(x2 + y2) > FOUR_BITS:
-                break
-            t = mul(x, y)
-            y = fma(t, 2.0, cy)
-            x = x2 - y2 + cx
-            n += 1
-        counts[i, j] = n
+        counts[i, j] = finish_int7(x, y, cx, cy, n, max_iter)
 
 
 VARIANTS = [  # name, kernel, block shape
@@ -217,7 +152,7 @@ def main():
                "lane_efficiency": lane_efficiency(ref, block[0])}
         rows.append(row)
         print(json.dumps(row), flush=True)
-        kname = kernel.py_func.__name__
+        kname = name.split("_")[0]  # the kernel: base9, fma8, int7, unroll4, chunk8
         if kname not in sass and not SIM:
             sass[kname] = sass_of(kernel, outdir, kname)
     with open(os.path.join(outdir, "mandelbrot-variants.json"), "w") as f:

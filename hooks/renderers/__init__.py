@@ -9,6 +9,7 @@ and no benchmark, and hold no sentences of a page.
 from __future__ import annotations
 
 import csv
+import functools
 import importlib
 import json
 import pkgutil
@@ -29,27 +30,16 @@ def _register(table: dict, name: str):
     return register
 
 
-def renderer(name: str):
-    return _register(_REGISTRY, name)
-
-
-def value(name: str):
-    """A placeholder that renders one figure: {{ name key=value ... }} on a page."""
-    return _register(_VALUES, name)
-
-
 def _lookup(table: dict, kind: str, name: str) -> Callable[..., str]:
     if name not in table:
         raise KeyError(f"no {kind} named {name!r}; known: {', '.join(sorted(table))}")
     return table[name]
 
 
-def get(name: str) -> Callable[..., str]:
-    return _lookup(_REGISTRY, "renderer", name)
-
-
-def get_value(name: str) -> Callable[..., str]:
-    return _lookup(_VALUES, "value", name)
+renderer = functools.partial(_register, _REGISTRY)  # @renderer("name"): a block
+value = functools.partial(_register, _VALUES)  # @value("topic.name"): one figure, {{ topic.name k=v }}
+get = functools.partial(_lookup, _REGISTRY, "renderer")
+get_value = functools.partial(_lookup, _VALUES, "value")
 
 
 def data_file(docs_dir: Path, path: str) -> Path:

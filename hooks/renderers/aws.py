@@ -6,6 +6,7 @@ its loader accepts every row, so the page and the chooser read the same file und
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from html import escape
 from pathlib import Path
@@ -15,13 +16,6 @@ from . import markdown_table, read_csv, renderer, value
 UNCONFIRMED = "†"
 FLAGGED = {"specs": {"accelerators", "vcpus"}, "status": {"status"},
            "spec date": {"sources"}, "price": {"price"}}
-
-
-def mark(text: str, field: str, row: dict) -> str:
-    """Append the unconfirmed mark when the row's `unconfirmed` column covers this field."""
-    flagged = {f.strip() for f in row.get("unconfirmed", "").split(";") if f.strip()}
-    hit = any(field in FLAGGED.get(f, {f}) for f in flagged)
-    return f"{text} {UNCONFIRMED}" if hit else text
 
 
 def accelerators(row: dict) -> str:
@@ -41,17 +35,18 @@ def table_for(rows: list[dict], sources: dict[str, int], usual: set[int]) -> str
     body = []
     for r in sorted(rows, key=lambda r: (r["family"], float(r["on_demand_usd_per_hour"]))):
         lp = set(r["low_precision"].split(";"))
-        refs = sorted({sources[(r["price_source"], r["price_as_of"])],
-                       sources[(r["spec_source"], r["spec_as_of"])]} - usual)
+        refs = sorted({sources[(r[f"{k}_source"], r[f"{k}_as_of"])] for k in ("price", "spec")} - usual)
         notes = [r["status"]] if r["status"] != "current" else []
         notes += [f"[{n}]" for n in refs]
         flagged = {f.strip() for f in r.get("unconfirmed", "").split(";") if f.strip()}
         if flagged:
             notes.append(f"{UNCONFIRMED} {', '.join(sorted(flagged))}")
+        # the unconfirmed mark on each field the row's `unconfirmed` column covers
+        mark = {field: f" {UNCONFIRMED}" for f in flagged for field in FLAGGED.get(f, {f})}
         body.append([
-            f"`{r['instance_type']}`", mark(accelerators(r), "accelerators", r),
-            mark(r["vcpus"], "vcpus", r),
-            mark(f"{float(r['on_demand_usd_per_hour']):.4f}", "price", r),
+            f"`{r['instance_type']}`", accelerators(r) + mark.get("accelerators", ""),
+            r["vcpus"] + mark.get("vcpus", ""),
+            f"{float(r['on_demand_usd_per_hour']):.4f}" + mark.get("price", ""),
             f"{float(r['usd_per_accelerator_hour']):.4f}",
             f"{'yes' if 'bf16' in lp else 'no'} / {'yes' if 'fp8' in lp else 'no'}",
             "; ".join(notes)])
@@ -62,10 +57,6 @@ def linked(text: str) -> str:
     """Escape a source line and make each URL in it a link."""
     return " ".join(f"<{word}>" if word.startswith("https://") else escape(word)
                     for word in text.split(" "))
-
-
-def indent(text: str) -> str:
-    return "\n".join(("    " + line) if line else "" for line in text.splitlines())
 
 
 def numbered_sources(rows: list[dict]) -> tuple[dict, set[int]]:
@@ -84,13 +75,6 @@ def usual_sources(docs_dir: Path, path: str) -> str:
     return " and ".join(f"[{n}]" for n in sorted(numbered_sources(read_csv(docs_dir, path))[1]))
 
 
-@value("aws.sources")
-def history_sources(docs_dir: Path, path: str, note: str) -> str:
-    """The sources of the price-history rows whose note ends with `note`."""
-    return ", ".join(escape(s) for s in sorted({r["source"] for r in read_csv(docs_dir, path)
-                                                if r["note"].endswith(note)}))
-
-
 @renderer("aws_instances")
 def aws_instances(docs_dir: Path, path: str) -> str:
     """One tab per role (and the retired types), a table each."""
@@ -99,7 +83,7 @@ def aws_instances(docs_dir: Path, path: str) -> str:
     tabs = {role.title(): [r for r in rows if r["role"] == role and r["status"] != "retired"]
             for role in ("training", "inference", "graphics")}
     tabs["Retired"] = [r for r in rows if r["status"] == "retired"]
-    return "\n".join(f'=== "{title} ({len(tab)})"\n\n{indent(table_for(tab, sources, usual))}\n'
+    return "\n".join(f'=== "{title} ({len(tab)})"\n\n{textwrap.indent(table_for(tab, sources, usual), "    ")}\n'
                      for title, tab in tabs.items())
 
 
@@ -127,16 +111,12 @@ def aws_cost_per_job(docs_dir: Path, path: str, reference: str, hours: str, tflo
     tflops: "instance:TFLOPS per accelerator,..." (sourced on the page); the job takes `hours`
     on `reference`, and on another instance hours x (reference's total / its total TFLOPS)."""
     rows = {r["instance_type"]: r for r in read_csv(docs_dir, path)}
-    per_acc = {k: float(v) for k, v in (item.split(":") for item in tflops.split(","))}
-    total = {k: v * float(rows[k]["accelerator_count"]) for k, v in per_acc.items()}
-    ref_hours = float(hours)
-    body = []
-    for itype in sorted(per_acc, key=lambda k: ref_hours * total[reference] / total[k]
-                        * float(rows[k]["on_demand_usd_per_hour"])):
-        r = rows[itype]
-        h = ref_hours * total[reference] / total[itype]
-        price = float(r["on_demand_usd_per_hour"])
-        body.append([f"`{itype}`", f"{r['accelerator_count']} × {r['accelerator']}",
-                     f"{total[itype]:,.0f}", f"{price:.4f}", f"{h:.1f}", f"{h * price:,.2f}"])
+    total = {k: float(v) * float(rows[k]["accelerator_count"])
+             for k, v in (item.split(":") for item in tflops.split(","))}
+    price = {k: float(rows[k]["on_demand_usd_per_hour"]) for k in total}
+    took = {k: float(hours) * total[reference] / t for k, t in total.items()}
+    body = [[f"`{k}`", f"{rows[k]['accelerator_count']} × {rows[k]['accelerator']}", f"{total[k]:,.0f}",
+             f"{price[k]:.4f}", f"{took[k]:.1f}", f"{took[k] * price[k]:,.2f}"]
+            for k in sorted(total, key=lambda k: took[k] * price[k])]
     return markdown_table(["instance", "accelerators", "dense BF16 TFLOPS", "$/hour", "hours",
                            "job $"], body, "llrrrr") + "\n"

@@ -14,6 +14,10 @@ import re
 import textwrap
 from html import escape
 
+import matplotlib
+
+matplotlib.use("Agg")  # no display at build time
+
 READABLE_PX = 10
 WIDE_PX, NARROW_PX, PHONE_MEDIA = 560, 340, "(max-width: 600px)"
 CHART_RC = {
@@ -23,6 +27,7 @@ CHART_RC = {
     "axes.axisbelow": True, "axes.grid": False, "grid.color": "#b0b0b0", "grid.alpha": 0.6,
     "svg.fonttype": "none",
 }
+matplotlib.rcParams.update(CHART_RC)
 # The dark scheme's copy: ink and paper swapped for the slate scheme's; data colours stay.
 DARK_INK = {"#000000": "#e2e4e9", "#262626": "#e2e4e9", "#333333": "#d0d3dc", "#404040": "#c4c8d2",
             "#4d4d4d": "#b8bcc8", "#555555": "#b0b4c0", "#666666": "#a4a9b6",
@@ -84,13 +89,6 @@ def _narrow(fig, phone=None, chars: int = 26) -> None:
         phone(fig)
 
 
-def _smallest_px(svg: str, shown_px: float) -> float:
-    """The smallest type of an SVG, in CSS px, when the SVG is shown `shown_px` wide."""
-    width = float(re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', svg).group(1))
-    sizes = [float(x) for x in re.findall(r"font-size:\s*([\d.]+)px", svg)]
-    return min(sizes, default=READABLE_PX) * shown_px / width
-
-
 def _fit(fig, shown_px: float) -> str:
     """The figure as SVG, made narrower (type unchanged) until its smallest text shows at
     READABLE_PX or more when the SVG is `shown_px` wide (or after ten tries)."""
@@ -100,7 +98,10 @@ def _fit(fig, shown_px: float) -> str:
         buf = io.StringIO()
         with plt.rc_context(CHART_RC):
             fig.savefig(buf, format="svg", bbox_inches="tight")
-        smallest = _smallest_px(svg := buf.getvalue(), shown_px)
+        svg = buf.getvalue()
+        width = float(re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', svg).group(1))
+        sizes = [float(x) for x in re.findall(r"font-size:\s*([\d.]+)px", svg)]
+        smallest = min(sizes, default=READABLE_PX) * shown_px / width  # in CSS px, shown that wide
         if smallest >= READABLE_PX:
             return svg
         w, h = fig.get_size_inches()
@@ -134,12 +135,3 @@ def svg_figure(fig, alt: str, caption: str = "", phone=None) -> str:
     return (f'<figure class="data-chart">{picture(str, "light")}{picture(dark_svg, "dark")}'
             f"{cap}</figure>")
 
-
-def _apply_style() -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display at build time
-    matplotlib.rcParams.update(CHART_RC)
-
-
-_apply_style()

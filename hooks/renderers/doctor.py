@@ -1,5 +1,5 @@
-"""Text files shown as they were written (the doctor's report, GPU logs, XLA's HLO), and one
-field of a data file for a sentence of a page."""
+"""Text files shown as they were written (the doctor's report, GPU logs, XLA's HLO), and the
+values of a data file's column for a sentence of a page."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import re
 from html import escape
 from pathlib import Path
 
-from . import read_csv, renderer, value
+from . import renderer, value
+from .table import pick
 
 
 @renderer("text_file")
@@ -19,9 +20,7 @@ def text_file(docs_dir: Path, path: str, lang: str = "text", title: str = "") ->
 
 
 @value("csv.value")
-def csv_value(docs_dir: Path, path: str, column: str) -> str:
-    """The one value a column has on every row (a shared source, an as-of date)."""
-    found = {r[column] for r in read_csv(docs_dir, path)}
-    if len(found) != 1:
-        raise ValueError(f"{path}: column {column} has {len(found)} values, not one")
-    return escape(found.pop())
+def csv_value(docs_dir: Path, path: str, column: str, where: str = "") -> str:
+    """The values a column has on the rows `where` keeps, each once, sorted: a source or an
+    as-of date all rows share, or the sources of some rows."""
+    return ", ".join(sorted({r[column] for r in pick(docs_dir, path, where)[0]}))

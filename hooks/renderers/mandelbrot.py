@@ -8,8 +8,8 @@ from html import escape
 from pathlib import Path
 
 from . import load_json, markdown_table, renderer, svg_figure, value
-from .run_details import label, load
-from .table import SPECS
+from .run_details import load
+from .table import SPECS, cell, pick
 
 BAR_PIXEL_ITERATIONS = 1.5e12  # the bar for the tuned float64 kernel on the large case (issue 15)
 BAR_VARIANT = "cuda_f64_fast"
@@ -19,42 +19,6 @@ GPU_COLOUR, CPU_COLOUR = "#3f51b5", "#9e9e9e"
 fmt_time, fmt_rate = SPECS["time"], SPECS["sig"]
 
 
-def case_rows(doc: dict, case: str) -> list[dict]:
-    rows = [m for m in doc["measurements"] if m["case"] == case]
-    if not rows:
-        raise ValueError(f"case {case!r} is not in the results file")
-    return rows
-
-
-def find(doc: dict, case: str, variant: str, phase: str = "kernel") -> dict:
-    for m in case_rows(doc, case):
-        if (m["variant"], m["phase"]) == (variant, phase):
-            return m
-    raise ValueError(f"no {variant} {phase} measurement in case {case!r}")
-
-
-def best_cpu(rows: list[dict]) -> dict | None:
-    cpu = [m for m in rows if m["device"] == "cpu" and m["phase"] == "kernel"]
-    return min(cpu, key=lambda m: m["median_s"]) if cpu else None
-
-
-def throughput(m: dict) -> float | None:
-    work = (m.get("work") or {}).get("pixel_iterations")
-    return work / m["median_s"] if work and m["median_s"] > 0 else None
-
-
-SIZE = "{width} x {height} pixels, {iterations} iterations"
-
-
-def size_text(params: dict) -> str:
-    return SIZE.format(**params)
-
-
-def row_name(doc: dict, m: dict) -> str:
-    phase = m["phase"].replace("_", " ")
-    return f"{label(doc, m['variant'])}, {phase}" if m["device"] == "gpu" else label(doc, m["variant"])
-
-
 @renderer("mandelbrot_chart")
 def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
     """Time per run and speed-up over the best CPU variant; `alt` (the page's words) is followed
@@ -62,12 +26,11 @@ def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    doc = load(docs_dir, path)
-    rows = sorted((m for m in case_rows(doc, case) if m["phase"] in ("kernel", "end_to_end")),
-                  key=lambda m: -m["median_s"])
-    best = best_cpu(rows)
-    names = [label(doc, m["variant"]) + (" (end to end)" if m["phase"] == "end_to_end" else "")
-             for m in rows]
+    rows = pick(docs_dir, path, f"case={case} phase=kernel,end_to_end", "-median_s")[0]
+    best = min((m for m in rows if m["device"] == "cpu" and m["phase"] == "kernel"),
+               key=lambda m: m["median_s"])
+    size = "{width} x {height} pixels, {iterations} iterations".format(**rows[0]["params"])
+    names = [m["label"] + (" (end to end)" if m["phase"] == "end_to_end" else "") for m in rows]
     colours = [GPU_COLOUR if m["device"] == "gpu" else CPU_COLOUR for m in rows]
     fig, (times, speedups) = plt.subplots(2, 1, figsize=(8, 2 * (0.42 * len(rows) + 1.3) + 0.9))
     errors = [[m["median_s"] - m["min_s"] for m in rows], [m["max_s"] - m["median_s"] for m in rows]]
@@ -75,17 +38,17 @@ def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
     times.set_xlabel("time per run, seconds (log scale; whiskers: min and max)")
     speedups.barh(names, [best["median_s"] / m["median_s"] for m in rows], color=colours, zorder=2)
     speedups.axvline(1.0, color="#000000", linewidth=0.8, zorder=3)
-    speedups.set_xlabel(f"speed-up over {label(doc, best['variant'])} (log scale)")
+    speedups.set_xlabel(f"speed-up over {best['label']} (log scale)")
     for ax in (times, speedups):
         ax.set_xscale("log")
         ax.set_axisbelow(True)
         ax.grid(axis="x", which="major", zorder=0)
     fig.legend(handles=[Patch(color=GPU_COLOUR, label="GPU"), Patch(color=CPU_COLOUR, label="CPU")],
                loc="upper right", ncols=2, frameon=False)
-    fig.suptitle(size_text(rows[0]["params"]), x=0.02, ha="left")
+    fig.suptitle(size, x=0.02, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     each = "; ".join(f"{n}: {fmt_time(m['median_s'])}" for n, m in zip(names, rows))
-    return svg_figure(fig, alt=f"{alt} {size_text(rows[0]['params'])}: {each}")
+    return svg_figure(fig, alt=f"{alt} {size}: {each}")
 
 
 def spec_row(docs_dir: Path, specs: str, doc: dict) -> dict | None:
@@ -99,18 +62,16 @@ def fp64_ceiling(docs_dir: Path, path: str, specs: str, loops: str) -> str:
     """Each kernel of the large case against its ceiling: the datasheet's rate of its precision
     over the float instructions per iteration counted in its SASS (`loops`: the JSON that
     tools/structure_logs.py wrote from the SASS dump)."""
-    doc = load(docs_dir, path)
+    rows, doc = pick(docs_dir, path, "case=large phase=kernel")
     row = spec_row(docs_dir, specs, doc)
     loops = load_json(docs_dir, loops)["loops"]
     out = []
-    for m in case_rows(doc, "large"):
-        if m["phase"] != "kernel" or m["variant"] not in loops:
-            continue
-        loop, rate, work = loops[m["variant"]], throughput(m), m.get("work") or {}
+    for m in (m for m in rows if m["variant"] in loops):
+        loop, rate, work = loops[m["variant"]], m["per_s"]["pixel_iterations"], m["work"]
         lanes = (f"{work['pixel_iterations'] / work['warp_iterations']:.1%}"
                  if work.get("warp_iterations") else "")
         top = row[f"{loop['precision'].lower()}_tflops"] * 1e12 / 2 / loop["float"] if row else None
-        out.append([label(doc, m["variant"]), loop["iterations_per_trip"],
+        out.append([m["label"], loop["iterations_per_trip"],
                     " + ".join(f"{n} {op}" for op, n in loop["float_ops"].items()),
                     f"{loop['float']:g} {loop['precision']}", f"{loop['other']:g}",
                     fmt_rate(top) if top else "", fmt_rate(rate), f"{rate / top:.0%}" if top else "",
@@ -132,8 +93,8 @@ def bar(docs_dir: Path) -> str:
 @value("mandelbrot.of_bar")
 def of_bar(docs_dir: Path, path: str) -> str:
     """The tuned kernel's throughput on the large case, as a share of the bar."""
-    m = find(load(docs_dir, path), "large", BAR_VARIANT)
-    return f"{throughput(m) / BAR_PIXEL_ITERATIONS:.0%}"
+    m = pick(docs_dir, path, f"case=large variant={BAR_VARIANT} phase=kernel")[0][0]
+    return f"{m['per_s']['pixel_iterations'] / BAR_PIXEL_ITERATIONS:.0%}"
 
 
 @value("mandelbrot.spec")
@@ -146,20 +107,16 @@ def spec(docs_dir: Path, path: str, specs: str, field: str) -> str:
     return escape(f"{v:g}" if isinstance(v, (int, float)) else str(v))
 
 
-def gpu_timings(doc: dict) -> list[dict]:
-    return [m for m in doc["measurements"]
-            if m["device"] == "gpu" and m["phase"] in ("kernel", "end_to_end")]
+GPU_TIMINGS = "device=gpu phase=kernel,end_to_end"
 
 
 @value("mandelbrot.spread_count")
 def spread_count(docs_dir: Path, path: str, above: str) -> str:
     """How many GPU timings have a spread of `above` or more, "N of M"."""
-    timed = gpu_timings(load(docs_dir, path))
+    timed = pick(docs_dir, path, GPU_TIMINGS)[0]
     return f"{sum(m['spread'] >= float(above) for m in timed)} of {len(timed)}"
 
 
 @value("mandelbrot.widest_spread")
 def widest_spread(docs_dir: Path, path: str) -> str:
-    doc = load(docs_dir, path)
-    m = max(gpu_timings(doc), key=lambda m: m["spread"])
-    return f"{m['spread']:.2f} ({m['case']}, {row_name(doc, m)})"
+    return cell(docs_dir, path, "{spread:.2f} ({case}, {label}, {what})", GPU_TIMINGS, "-spread")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import textwrap
 from pathlib import Path
 
 from . import get, get_value
@@ -32,13 +33,10 @@ CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 
 
 def parse_args(text: str) -> dict[str, str]:
-    args = {}
-    for token in shlex.split(text):
-        key, sep, value = token.partition("=")
-        if not sep:
-            raise ValueError(f"argument {token!r} is not key=value")
-        args[key] = value
-    return args
+    tokens = shlex.split(text)
+    if bad := [t for t in tokens if "=" not in t]:
+        raise ValueError(f"argument {bad[0]!r} is not key=value")
+    return dict(t.split("=", 1) for t in tokens)
 
 
 def render_markdown(markdown: str, docs_dir: Path, page_name: str) -> str:
@@ -52,13 +50,11 @@ def render_markdown(markdown: str, docs_dir: Path, page_name: str) -> str:
             continue
         name = match["name"]
         try:
-            func = get(name)
-            rendered = func(docs_dir, **parse_args(match["args"]))
+            rendered = get(name)(docs_dir, **parse_args(match["args"]))
             # A directive indented inside an admonition or a tab renders indented the same.
             indent = line[:len(line) - len(line.lstrip())]
-            out.append("\n".join(indent + part if part else part for part in
-                                  [MARK.format(name, "" if indent else " markdown"), "",
-                                   *rendered.split("\n"), "", "</div>"]))
+            mark = MARK.format(name, "" if indent else " markdown")
+            out.append(textwrap.indent(f"{mark}\n\n{rendered}\n\n</div>", indent))
         except Exception as exc:  # any failure must stop the build, with the page named
             raise RenderError(f"{page_name}: render {name}: {exc}") from exc
     return "\n".join(out) + "\n"

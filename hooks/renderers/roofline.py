@@ -66,26 +66,19 @@ def roofline_points(docs_dir: Path, path: str, kernels: str = "") -> str:
                            "GFLOP/s", "of its roof"], rows, "lllrrr") + "\n"
 
 
-def size_of(m: dict) -> str:
-    n = m["params"]["n"]
-    if "matmul" in m["case"]:
-        return f"{n} × {n}"
-    return f"{4 * n / 2**30:g} GiB" if m["case"] == "pcie" else f"{n:,} float32"
-
-
 @renderer("machine_table")
 def machine_table(docs_dir: Path, path: str) -> str:
     doc = load(docs_dir, path)
     names = device_names(doc)
     rows = []
-    for m in doc["measurements"]:
-        if m["phase"] != "kernel":
-            continue
+    for m in (m for m in doc["measurements"] if m["phase"] == "kernel"):
+        n = m["params"]["n"]
         if "matmul" in m["case"]:
-            rate = f"{m['flops'] / m['median_s'] / 1e12:,.2f} TFLOP/s"
+            size, rate = f"{n} × {n}", f"{m['flops'] / m['median_s'] / 1e12:,.2f} TFLOP/s"
         else:
+            size = f"{4 * n / 2**30:g} GiB" if m["case"] == "pcie" else f"{n:,} float32"
             rate = f"{gbs(m):,.1f} GB/s"
-        rows.append([names[m["device"]], f"{label(doc, m['variant'])}, {size_of(m)}", rate])
+        rows.append([names[m["device"]], f"{label(doc, m['variant'])}, {size}", rate])
     return markdown_table(["device", "what", "measured"], rows, "llr") + "\n"
 
 

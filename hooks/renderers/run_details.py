@@ -6,6 +6,7 @@ of `snippets/bench/results.py`, never a partial run or a quick check.
 
 from __future__ import annotations
 
+import textwrap
 from html import escape
 from pathlib import Path
 
@@ -76,6 +77,5 @@ def describe_run(doc: dict) -> str:
 def run_details(docs_dir: Path, path: str) -> str:
     doc = load(docs_dir, path)
     notes = "".join(f"\n- {n}" for n in doc.get("notes", []))
-    body = describe_run(doc) + (f"\n\nNotes:{notes}" if notes else "")
-    indented = "\n".join("    " + line for line in body.splitlines())
-    return f'??? info "How this was measured ({escape(path)})"\n\n{indented}\n'
+    body = textwrap.indent(describe_run(doc) + (f"\n\nNotes:{notes}" if notes else ""), "    ")
+    return f'??? info "How this was measured ({escape(path)})"\n\n{body}\n'

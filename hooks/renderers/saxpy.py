@@ -31,17 +31,13 @@ def saxpy_progression(docs_dir: Path, path: str, case: str = "gpu-1") -> str:
     """One row per step, one column per toolkit (the label before its first comma)."""
     doc = load(docs_dir, path)
     ratios, rows = results.share_of_best(doc, "copy")[case], kernel_rows(doc, case)
-    toolkits: list[str] = []
-    table = []
+    toolkit = {k: label(doc, k).partition(", ")[0] for keys in steps(doc).values() for k in keys}
+    toolkits = list(dict.fromkeys(toolkit.values()))
+    out = []
     for step, keys in steps(doc).items():
-        cells = {}
-        for key in keys:
-            toolkit, _, what = label(doc, key).partition(", ")
-            toolkits += [toolkit] if toolkit not in toolkits else []
-            if key in rows:
-                cells[toolkit] = f"{gbs(rows[key]):,.0f} GB/s ({pct(ratios[key])})"
-        table.append([f"{step}. {label(doc, keys[0]).partition(', ')[2]}", cells])
-    out = [[first] + [cells.get(t, "–") for t in toolkits] for first, cells in table]
+        cells = {toolkit[k]: f"{gbs(rows[k]):,.0f} GB/s ({pct(ratios[k])})" for k in keys if k in rows}
+        out.append([f"{step}. {label(doc, keys[0]).partition(', ')[2]}",
+                    *(cells.get(t, "–") for t in toolkits)])
     return markdown_table(["step", *toolkits], out, "l" + "r" * len(toolkits)) + "\n"
 
 

@@ -36,16 +36,18 @@ from .run_details import describe_run, label, load
 AS_OF = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
 URL = re.compile(r"https?://[^\s;,)]+")
 SI = {"B/s": ((1e12, "TB/s"), (1e9, "GB/s")), "B": ((1e9, "GB"), (1e6, "MB"), (1e3, "KB")),
-      "FLOP/s": ((1e12, "TFLOP/s"),)}
+      "FLOP/s": ((1e12, "TFLOP/s"),), "s": ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))}
 
 
-def fmt_time(s: float) -> str:
-    scale, unit = next(((x, u) for x, u in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")) if s >= x),
-                       (1e-9, "ns"))
-    return f"{s / scale:.3g} {unit}"
+def scaled(v: float, unit: str) -> tuple[float, str]:
+    """`v` in the largest of the unit's multiples that it reaches (else the smallest): (1.5, "GB")."""
+    steps = SI.get(unit, ((1, ""),))
+    scale, name = next(((s, n) for s, n in steps if v >= s), steps[-1])
+    return v / scale, name
 
 
-SPECS = {"time": fmt_time, "sig": lambda x: f"{x:.3g}".replace("e+", "e"),
+SPECS = {"time": lambda x: "{:.3g} {}".format(*scaled(x, "s")),
+         "sig": lambda x: f"{x:.3g}".replace("e+", "e"),
          "ratio": lambda x: f"{x:,.0f}" if x >= 100 else f"{x:.3g}",
          "pct": lambda x: f"{100 * x:.1f}&nbsp;%",
          "ms": lambda x: f"{1e3 * x:,.3f}" if x < 0.01 else f"{1e3 * x:,.1f}",
@@ -103,8 +105,8 @@ def source_links(text: str) -> str:
 
 
 def quantity(v: float, unit: str) -> str:
-    scale, name = next(((s, n) for s, n in SI.get(unit, ((1, ""),)) if v >= s), SI.get(unit, ((1, ""),))[-1])
-    return f"{v / scale:g} {name}" if name else f"{v:,.0f}"
+    x, name = scaled(v, unit)
+    return f"{x:g} {name}" if name else f"{v:,.0f}"
 
 
 def fact_rows(rows: list[dict], path: str) -> list[dict]:

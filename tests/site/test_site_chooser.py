@@ -18,6 +18,7 @@ import contextlib
 import io
 import json
 import re
+from typing import NamedTuple
 
 import pytest
 
@@ -29,50 +30,60 @@ PAGE = "setup/gpus-on-aws/"
 DATA = ROOT / "docs" / "data" / "aws-instances.csv"
 TOP = 10
 
-# (size is: billions of parameters, or GiB of memory; precision; mode; GPUs; hours;
-#  NVIDIA only; overhead; reserve GiB)
+
+class Case(NamedTuple):
+    """One question for the chooser; each case names only what differs from the defaults."""
+    size: float  # billions of parameters, or GiB of memory (kind="memory")
+    kind: str = "params"
+    precision: str = "bf16"
+    mode: str = "inference"
+    gpus: int = 1
+    hours: float = 1
+    nvidia: bool = True  # NVIDIA only
+    overhead: float = 1.2
+    reserve: float = 1  # GiB
+
+
 CASES = [
-    ("params", 7, "bf16", "training", 8, 10, True, 1.2, 1),  # the page's worked example
-    ("params", 7, "bf16", "training", 8, 10, False, 1.2, 1),
-    ("params", 8, "bf16", "inference", 1, 720, True, 1.2, 1),
-    ("params", 8, "bf16", "inference", 1, 720, False, 1.2, 1),
-    ("params", 70, "bf16", "inference", 8, 24, True, 1.2, 1),
-    ("params", 70, "fp8", "inference", 4, 100, True, 1.2, 1),
-    ("params", 70, "int4", "inference", 1, 5, False, 1.2, 1),
-    ("params", 13, "fp16", "inference", 2, 0.5, True, 1.1, 2),
-    ("params", 1.5, "fp32", "training", 1, 3, True, 1.2, 1),
-    ("params", 3, "fp8", "training", 4, 48, True, 1.3, 1.5),
-    ("params", 405, "bf16", "training", 8, 1, False, 1.2, 1),  # fits nowhere: closest named
-    ("params", 7, "int8", "training", 1, 1, True, 1.2, 1),     # refused: int8 training
-    ("params", 0.35, "int8", "inference", 1, 8760, False, 1.0, 0),
-    ("params", 2, "int4", "inference", 1, 1, True, 1.2, 1),    # fractional GPUs (G6f) fit
-    ("params", 180, "fp8", "inference", 8, 12, True, 1.2, 4),
-    ("memory", 40, "bf16", "inference", 1, 100, True, 1.2, 1),
-    ("memory", 20, "fp32", "inference", 1, 100, False, 1.2, 1),
-    ("memory", 5, "int8", "inference", 1, 2, False, 1.2, 1),
-    ("memory", 600, "bf16", "training", 8, 36, True, 1.2, 1),
-    ("memory", 150, "fp8", "training", 2, 10, True, 1.2, 1),
-    ("memory", 3000, "bf16", "training", 8, 1, True, 1.2, 1),  # fits nowhere
-    ("memory", 11, "fp16", "inference", 1, 730, True, 1.2, 0.5),
-    ("memory", 70, "bf16", "training", 4, 1000, False, 1.2, 3),
+    Case(7, mode="training", gpus=8, hours=10),  # the page's worked example
+    Case(7, mode="training", gpus=8, hours=10, nvidia=False),
+    Case(8, hours=720),
+    Case(8, hours=720, nvidia=False),
+    Case(70, gpus=8, hours=24),
+    Case(70, precision="fp8", gpus=4, hours=100),
+    Case(70, precision="int4", hours=5, nvidia=False),
+    Case(13, precision="fp16", gpus=2, hours=0.5, overhead=1.1, reserve=2),
+    Case(1.5, precision="fp32", mode="training", hours=3),
+    Case(3, precision="fp8", mode="training", gpus=4, hours=48, overhead=1.3, reserve=1.5),
+    Case(405, mode="training", gpus=8, nvidia=False),  # fits nowhere: closest named
+    Case(7, precision="int8", mode="training"),  # refused: int8 training
+    Case(0.35, precision="int8", hours=8760, nvidia=False, overhead=1.0, reserve=0),
+    Case(2, precision="int4"),  # fractional GPUs (G6f) fit
+    Case(180, precision="fp8", gpus=8, hours=12, reserve=4),
+    Case(40, kind="memory", hours=100),
+    Case(20, kind="memory", precision="fp32", hours=100, nvidia=False),
+    Case(5, kind="memory", precision="int8", hours=2, nvidia=False),
+    Case(600, kind="memory", mode="training", gpus=8, hours=36),
+    Case(150, kind="memory", precision="fp8", mode="training", gpus=2, hours=10),
+    Case(3000, kind="memory", mode="training", gpus=8),  # fits nowhere
+    Case(11, kind="memory", precision="fp16", hours=730, reserve=0.5),
+    Case(70, kind="memory", mode="training", gpus=4, hours=1000, nvidia=False, reserve=3),
 ]
 
 
-def case_id(case) -> str:
-    kind, size, precision, mode, gpus, hours, nvidia, overhead, reserve = case
-    unit = "B" if kind == "params" else "GiB"
-    return (f"{size}{unit}-{precision}-{mode}-{gpus}gpu-{hours}h"
-            f"{'-nvidia' if nvidia else ''}-x{overhead}-r{reserve}")
+def case_id(c: Case) -> str:
+    unit = "B" if c.kind == "params" else "GiB"
+    return (f"{c.size}{unit}-{c.precision}-{c.mode}-{c.gpus}gpu-{c.hours}h"
+            f"{'-nvidia' if c.nvidia else ''}-x{c.overhead}-r{c.reserve}")
 
 
-def cli_args(case) -> list[str]:
-    kind, size, precision, mode, gpus, hours, nvidia, overhead, reserve = case
-    args = (["--params", repr(size * 1e9)] if kind == "params" else ["--memory-gib", str(size)])
-    args += ["--precision", precision, "--gpus", str(gpus), "--hours", str(hours),
-             "--overhead", str(overhead), "--reserve-gib", str(reserve),
+def cli_args(c: Case) -> list[str]:
+    args = (["--params", repr(c.size * 1e9)] if c.kind == "params" else ["--memory-gib", str(c.size)])
+    args += ["--precision", c.precision, "--gpus", str(c.gpus), "--hours", str(c.hours),
+             "--overhead", str(c.overhead), "--reserve-gib", str(c.reserve),
              "--data", str(DATA), "--top", "1000", "--json"]
-    return args + (["--training"] if mode == "training" else []) + (
-        ["--nvidia-only"] if nvidia else [])
+    return args + (["--training"] if c.mode == "training" else []) + (
+        ["--nvidia-only"] if c.nvidia else [])
 
 
 @pytest.fixture(scope="module")
@@ -99,18 +110,13 @@ def cli_answer(chooser, case) -> dict:
             "rows": rows}
 
 
-def fill(page, case) -> None:
-    kind, size, precision, mode, gpus, hours, nvidia, overhead, reserve = case
+def fill(page, c: Case) -> None:
     form = page.locator("#aws-chooser")
-    form.locator("[name=kind]").select_option(kind)
-    form.locator("[name=size]").fill(str(size))
-    form.locator("[name=precision]").select_option(precision)
-    form.locator("[name=mode]").select_option(mode)
-    form.locator("[name=gpus]").select_option(str(gpus))
-    form.locator("[name=hours]").fill(str(hours))
-    form.locator("[name=overhead]").fill(str(overhead))
-    form.locator("[name=reserve]").fill(str(reserve))
-    form.locator("[name=nvidia]").set_checked(nvidia)
+    for name in ("kind", "precision", "mode", "gpus"):
+        form.locator(f"[name={name}]").select_option(str(getattr(c, name)))
+    for name in ("size", "hours", "overhead", "reserve"):
+        form.locator(f"[name={name}]").fill(str(getattr(c, name)))
+    form.locator("[name=nvidia]").set_checked(c.nvidia)
     form.locator("button[type=submit]").click()
 
 
@@ -175,10 +181,10 @@ def differences(aws_page, chooser, cases) -> dict[str, tuple]:
 
 def test_the_cases_cover_what_the_form_offers(chooser):
     assert len(CASES) >= 20
-    assert {c[0] for c in CASES} == {"params", "memory"}
-    assert {c[2] for c in CASES} == set(chooser.BYTES)
-    assert {c[3] for c in CASES} == {"inference", "training"}
-    assert {c[4] for c in CASES} == {1, 2, 4, 8}
+    assert {c.kind for c in CASES} == {"params", "memory"}
+    assert {c.precision for c in CASES} == set(chooser.BYTES)
+    assert {c.mode for c in CASES} == {"inference", "training"}
+    assert {c.gpus for c in CASES} == {1, 2, 4, 8}
     answers = [cli_answer(chooser, c) for c in CASES]
     assert sum("error" in a for a in answers) >= 3 and sum("rows" in a for a in answers) >= 15
 
@@ -193,7 +199,7 @@ def test_the_comparison_fails_when_the_page_script_drifts(aws_page, chooser):
         assert "var ADAM_MOMENTS = 8;" in source
         return source.replace("var ADAM_MOMENTS = 8;", "var ADAM_MOMENTS = 4;")
 
-    training = [c for c in CASES if c[0] == "params" and c[3] == "training"][:3]
+    training = [c for c in CASES if c.kind == "params" and c.mode == "training"][:3]
     try:
         assert differences(lambda: aws_page(drift), chooser, training)
     finally:
