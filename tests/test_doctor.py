@@ -554,11 +554,13 @@ def compat_rows() -> list[dict]:
 
 def test_driver_table_matches_nvidia_data(doc):
     rows = compat_rows()
-    ga = {r["cuda_version"]: r["linux_x86_64_min_driver"] for r in rows if r["release"] == "GA"}
+    ga = {r["cuda_version"]: r["linux_x86_64_min_driver"] for r in rows
+          if r["release"] == "GA" and r["linux_x86_64_min_driver"]}
     assert ga == doc.MIN_DRIVER
     for r in rows:
         assert r["source"].startswith("https://docs.nvidia.com/cuda/") and r["as_of"] >= "2026-01-01"
-        assert r["linux_x86_64_min_driver"][0].isdigit()
+        # a release whose driver no NVIDIA source here names has an empty cell and says why
+        assert r["linux_x86_64_min_driver"][:1].isdigit() or r["note"]
 
 
 def test_every_error_says_what_to_run_next(doc, h200):
@@ -638,10 +640,9 @@ def test_driver_table_renderer(renderers):
                 if "cuda-driver-compat.csv" in l and l.startswith("<!-- render table"))
     md = render_markdown(line.replace("13.*,12.*", "13.*"), ROOT / "docs", "troubleshooting.md")
     assert "| CUDA 13.0 GA | ≥ 580.65.06 | — |" in md
+    assert "| CUDA 13.3 GA | ≥ 610.43.02* | — |" in md  # not read in Table 3 itself: flagged
+    assert "| CUDA 13.5 GA | — | — |" in md
     assert "CUDA 12" not in md
-    source = renderers.get_value("csv.value")(ROOT / "docs", path="data/cuda-driver-compat.csv",
-                                              column="as_of")
-    assert source == "2026-11-29"
 
 
 # ---------------------------------------------------------------- verdict, advice, --json (issues 18, 20)

@@ -51,14 +51,15 @@ FRAMEWORKS = ("numba", "cupy", "torch", "tensorflow")
 # --8<-- [start:table]
 # Minimum Linux x86_64 driver of each CUDA release (GA), from NVIDIA's CUDA Toolkit Release
 # Notes, Table 3 "CUDA Toolkit and Corresponding Driver Versions" (13.2 Update 2 edition,
-# read 2026-11-29). docs/data/cuda-driver-compat.csv holds the full table with its source.
+# read 2026-11-29); 13.3 from the driver NVIDIA's 13.3 Linux installer is named after (read
+# 2026-12-02). docs/data/cuda-driver-compat.csv holds the full table with its sources.
 MIN_DRIVER = {
     "11.0": "450.51.05", "11.1": "455.23", "11.2": "460.27.03", "11.3": "465.19.01",
     "11.4": "470.42.01", "11.5": "495.29.05", "11.6": "510.39.01", "11.7": "515.43.04",
     "11.8": "520.61.05", "12.0": "525.60.13", "12.1": "530.30.02", "12.2": "535.54.03",
     "12.3": "545.23.06", "12.4": "550.54.14", "12.5": "555.42.02", "12.6": "560.28.03",
     "12.8": "570.26", "12.9": "575.51.03", "13.0": "580.65.06", "13.1": "590.44.01",
-    "13.2": "595.45.04",
+    "13.2": "595.45.04", "13.3": "610.43.02",
 }
 # Minor-version compatibility (same table's Table 2): any driver of at least this branch runs
 # programs built with any toolkit of that CUDA major version, with limits (no newer PTX JIT).
