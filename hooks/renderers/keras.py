@@ -13,8 +13,7 @@ from .run_details import label, load, of_group
 @renderer("keras_history")
 def keras_history(docs_dir: Path, path: str, alt: str) -> str:
     """Loss and accuracy per epoch, training vs validation, from a history.json of train.py."""
-    epochs = load_json(docs_dir, path)["epochs"]
-    if not epochs:
+    if not (epochs := load_json(docs_dir, path)["epochs"]):
         raise ValueError(f"{path} lists no epochs")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
@@ -39,16 +38,15 @@ def keras_history(docs_dir: Path, path: str, alt: str) -> str:
 def history_fact(docs_dir: Path, path: str, fact: str) -> str:
     """Of a history.json: epochs, steady_s (the median of the epochs' seconds after the first)
     or steady (training images per second of steady_s)."""
-    doc = load_json(docs_dir, path)
-    epochs = doc["epochs"]
+    epochs = (doc := load_json(docs_dir, path))["epochs"]
     steady = statistics.median(e["seconds"] for e in epochs[1:]) if len(epochs) > 1 else None
     return {"epochs": lambda: str(len(epochs)), "steady_s": lambda: f"{steady:.3f}",
             "steady": lambda: f"{doc['images']['train'] / steady:,.0f}"}[fact]()
 
 
 def _climb(docs_dir: Path, path: str) -> tuple[dict, dict]:
-    doc = load(docs_dir, path)
-    return doc, {m["variant"]: m for m in doc["measurements"] if m["phase"] == "end_to_end"}
+    return (doc := load(docs_dir, path)), {m["variant"]: m for m in doc["measurements"]
+                                           if m["phase"] == "end_to_end"}
 
 
 def _step_ms(m: dict) -> float:
@@ -58,16 +56,14 @@ def _step_ms(m: dict) -> float:
 
 def _busy(m: dict) -> float | None:
     """The GPU's busy time per step in a profiler trace, over the untraced step's time."""
-    trace = m["extra"].get("trace") or {}
-    return min(1.0, trace["busy_ms"] / _step_ms(m)) if "busy_ms" in trace else None
+    t = m["extra"].get("trace") or {}
+    return min(1.0, t["busy_ms"] / _step_ms(m)) if "busy_ms" in t else None
 
 
 @renderer("keras_climb")
 def keras_climb(docs_dir: Path, path: str, groups: str = "climb") -> str:
-    """One row per variant of `groups` (comma-separated registry groups, registry order): the
-    median images/s of every sample, the rounds' medians (lowest-highest, and highest/lowest),
-    the GPU-busy share, model TFLOP/s (FLOP per image x images/s), and the gain on the climb's
-    step before."""
+    """A row per variant of `groups` (registry groups, in order): median images/s of all samples,
+    the rounds' (lowest-highest, highest/lowest), GPU busy, TFLOP/s, gain on the step before."""
     doc, found = _climb(docs_dir, path)
     rows, before = [], None
     for key in [k for g in groups.split(",") for k in of_group(doc, g) if k in found]:
@@ -84,9 +80,8 @@ def keras_climb(docs_dir: Path, path: str, groups: str = "climb") -> str:
 
 @renderer("keras_step_time")
 def keras_step_time(docs_dir: Path, path: str, variants: str) -> str:
-    """Where a step's time goes, per variant (comma-separated): the step on the host clock,
-    the GPU's kernels and copies in a profiler trace of one epoch, the GPU idle rest, the XLA
-    programs (or CUDA launches) per step, and the three longest kernels per step."""
+    """Where a step's time goes, per variant: the step (host clock), the kernels and copies in a
+    trace of one epoch, the GPU idle rest, programs (or launches) and the 3 longest kernels."""
     doc, found = _climb(docs_dir, path)
     rows = []
     for key in variants.split(","):
@@ -102,13 +97,18 @@ def keras_step_time(docs_dir: Path, path: str, variants: str) -> str:
 
 
 @value("keras.climb")
-def climb_fact(docs_dir: Path, path: str, variant: str, fact: str = "", over: str = "") -> str:
-    """busy (GPU-busy share) or spread (the rounds' highest/lowest images/s) of a variant; with
-    over=VARIANT, how many times that variant's images/s (its rate, TFLOP/s and FLOP per image
-    are `cell`s)."""
-    found = _climb(docs_dir, path)[1]
-    m, rounds = found[variant], found[variant]["extra"]["rounds_images_per_s"]
+def climb_fact(docs_dir: Path, path: str, variant: str = "", fact: str = "", over: str = "") -> str:
+    """busy (GPU-busy share), spread (rounds' highest/lowest) of a variant; over=VARIANT: how many
+    times its images/s; no variant: fact=widest (largest spread, its label) or within15."""
+    doc, found = _climb(docs_dir, path)
+    spread = {k: max(r) / min(r) for k, m in found.items()
+              for r in [m["extra"]["rounds_images_per_s"]]}
+    if fact in ("widest", "within15"):
+        key = max(spread, key=spread.get)
+        return (f"{spread[key]:.2f} (“{label(doc, key)}”)" if fact == "widest"
+                else f"{sum(v <= 1.15 for v in spread.values())} of {len(spread)}")
+    m = found[variant]
     if over:
         ratio = found[over]["median_s"] / m["median_s"]
         return f"{ratio:,.1f}×" if ratio < 10 else f"{ratio:,.0f}×"
-    return {"busy": lambda: f"{_busy(m):.0%}", "spread": lambda: f"{max(rounds) / min(rounds):.2f}"}[fact]()
+    return {"busy": lambda: f"{_busy(m):.0%}", "spread": lambda: f"{spread[variant]:.2f}"}[fact]()
