@@ -175,7 +175,7 @@ def test_climb_table_comes_from_the_results_file(renderers):
     widest = max(spread, key=spread.get)
     assert fact(docs, path=FIRST, fact="widest").startswith(f"{spread[widest]:.2f} (“")
     assert fact(docs, path=FIRST, fact="within15") == \
-        f"{sum(v <= 1.15 for v in spread.values())} of {len(spread)}"
+        f"{sum(v <= 1.15 for v in spread.values())} of {len(spread)} rows within 1.15"
 
 
 def test_step_time_table_adds_up(renderers):

@@ -17,16 +17,14 @@ def keras_history(docs_dir: Path, path: str, alt: str) -> str:
         raise ValueError(f"{path} lists no epochs")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
-
     x = [e["epoch"] for e in epochs]
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for ax, metric, name in ((axes[0], "loss", "loss (binary cross-entropy)"),
                              (axes[1], "accuracy", "accuracy")):
         ax.plot(x, [e[metric] for e in epochs], "o-", label="training (augmented)")
         ax.plot(x, [e[f"val_{metric}"] for e in epochs], "s--", label="validation")
-        ax.set_xlabel("epoch")
+        ax.set(xlabel="epoch", ylabel=name)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_ylabel(name)
         ax.grid(alpha=0.3)
     axes[1].set_ylim(0, 1.02)
     axes[1].axhline(0.5, color="grey", lw=0.8, ls=":")
@@ -35,11 +33,14 @@ def keras_history(docs_dir: Path, path: str, alt: str) -> str:
 
 
 @value("keras.history")
-def history_fact(docs_dir: Path, path: str, fact: str) -> str:
-    """Of a history.json: epochs, steady_s (the median of the epochs' seconds after the first)
-    or steady (training images per second of steady_s)."""
+def history_fact(docs_dir: Path, path: str, fact: str = "", climb: str = "") -> str:
+    """Of a history.json: epochs, steady_s (median seconds of the epochs after the first), steady
+    (training images/s in steady_s); climb=FILE:VARIANT: that row's images/s over steady."""
     epochs = (doc := load_json(docs_dir, path))["epochs"]
     steady = statistics.median(e["seconds"] for e in epochs[1:]) if len(epochs) > 1 else None
+    if climb:
+        row = _climb(docs_dir, climb.split(":")[0])[1][climb.split(":")[1]]
+        return f"{steady / row['median_s'] / doc['images']['train']:.1f}×"
     return {"epochs": lambda: str(len(epochs)), "steady_s": lambda: f"{steady:.3f}",
             "steady": lambda: f"{doc['images']['train'] / steady:,.0f}"}[fact]()
 
@@ -85,8 +86,7 @@ def keras_step_time(docs_dir: Path, path: str, variants: str) -> str:
     doc, found = _climb(docs_dir, path)
     rows = []
     for key in variants.split(","):
-        m = found[key]
-        t, step = m["extra"]["trace"], _step_ms(m)
+        t, step = (m := found[key])["extra"]["trace"], _step_ms(m)
         top = "<br>".join(f"{ms:.3f} `{name[:44]}`" for name, ms in t["top"][:3])
         rows.append([label(doc, key), m["params"]["batch_size"], f"{step:.3f}",
                      f"{t['kernels_ms']:.3f}", f"{t['copies_ms']:.3f}",
@@ -106,7 +106,7 @@ def climb_fact(docs_dir: Path, path: str, variant: str = "", fact: str = "", ove
     if fact in ("widest", "within15"):
         key = max(spread, key=spread.get)
         return (f"{spread[key]:.2f} (“{label(doc, key)}”)" if fact == "widest"
-                else f"{sum(v <= 1.15 for v in spread.values())} of {len(spread)}")
+                else f"{sum(v <= 1.15 for v in spread.values())} of {len(spread)} rows within 1.15")
     m = found[variant]
     if over:
         ratio = found[over]["median_s"] / m["median_s"]
