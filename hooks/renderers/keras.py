@@ -13,21 +13,18 @@ from .run_details import label, load, of_group
 @renderer("keras_history")
 def keras_history(docs_dir: Path, path: str, alt: str) -> str:
     """Loss and accuracy per epoch, training vs validation, from a history.json of train.py."""
-    epochs = load_json(docs_dir, path)["epochs"]
-    if not epochs:
+    if not (epochs := load_json(docs_dir, path)["epochs"]):
         raise ValueError(f"{path} lists no epochs")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
-
     x = [e["epoch"] for e in epochs]
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for ax, metric, name in ((axes[0], "loss", "loss (binary cross-entropy)"),
                              (axes[1], "accuracy", "accuracy")):
         ax.plot(x, [e[metric] for e in epochs], "o-", label="training (augmented)")
         ax.plot(x, [e[f"val_{metric}"] for e in epochs], "s--", label="validation")
-        ax.set_xlabel("epoch")
+        ax.set(xlabel="epoch", ylabel=name)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_ylabel(name)
         ax.grid(alpha=0.3)
     axes[1].set_ylim(0, 1.02)
     axes[1].axhline(0.5, color="grey", lw=0.8, ls=":")
@@ -36,19 +33,21 @@ def keras_history(docs_dir: Path, path: str, alt: str) -> str:
 
 
 @value("keras.history")
-def history_fact(docs_dir: Path, path: str, fact: str) -> str:
-    """Of a history.json: epochs, steady_s (the median of the epochs' seconds after the first)
-    or steady (training images per second of steady_s)."""
-    doc = load_json(docs_dir, path)
-    epochs = doc["epochs"]
+def history_fact(docs_dir: Path, path: str, fact: str = "", climb: str = "") -> str:
+    """Of a history.json: epochs, steady_s (median seconds of the epochs after the first), steady
+    (training images/s in steady_s); climb=FILE:VARIANT: that row's images/s over steady."""
+    epochs = (doc := load_json(docs_dir, path))["epochs"]
     steady = statistics.median(e["seconds"] for e in epochs[1:]) if len(epochs) > 1 else None
+    if climb:
+        row = _climb(docs_dir, climb.split(":")[0])[1][climb.split(":")[1]]
+        return f"{steady / row['median_s'] / doc['images']['train']:.1f}×"
     return {"epochs": lambda: str(len(epochs)), "steady_s": lambda: f"{steady:.3f}",
             "steady": lambda: f"{doc['images']['train'] / steady:,.0f}"}[fact]()
 
 
 def _climb(docs_dir: Path, path: str) -> tuple[dict, dict]:
-    doc = load(docs_dir, path)
-    return doc, {m["variant"]: m for m in doc["measurements"] if m["phase"] == "end_to_end"}
+    return (doc := load(docs_dir, path)), {m["variant"]: m for m in doc["measurements"]
+                                           if m["phase"] == "end_to_end"}
 
 
 def _step_ms(m: dict) -> float:
@@ -58,16 +57,14 @@ def _step_ms(m: dict) -> float:
 
 def _busy(m: dict) -> float | None:
     """The GPU's busy time per step in a profiler trace, over the untraced step's time."""
-    trace = m["extra"].get("trace") or {}
-    return min(1.0, trace["busy_ms"] / _step_ms(m)) if "busy_ms" in trace else None
+    t = m["extra"].get("trace") or {}
+    return min(1.0, t["busy_ms"] / _step_ms(m)) if "busy_ms" in t else None
 
 
 @renderer("keras_climb")
 def keras_climb(docs_dir: Path, path: str, groups: str = "climb") -> str:
-    """One row per variant of `groups` (comma-separated registry groups, registry order): the
-    median images/s of every sample, the rounds' medians (lowest-highest, and highest/lowest),
-    the GPU-busy share, model TFLOP/s (FLOP per image x images/s), and the gain on the climb's
-    step before."""
+    """A row per variant of `groups` (registry groups, in order): median images/s of all samples,
+    the rounds' (lowest-highest, highest/lowest), GPU busy, TFLOP/s, gain on the step before."""
     doc, found = _climb(docs_dir, path)
     rows, before = [], None
     for key in [k for g in groups.split(",") for k in of_group(doc, g) if k in found]:
@@ -84,14 +81,12 @@ def keras_climb(docs_dir: Path, path: str, groups: str = "climb") -> str:
 
 @renderer("keras_step_time")
 def keras_step_time(docs_dir: Path, path: str, variants: str) -> str:
-    """Where a step's time goes, per variant (comma-separated): the step on the host clock,
-    the GPU's kernels and copies in a profiler trace of one epoch, the GPU idle rest, the XLA
-    programs (or CUDA launches) per step, and the three longest kernels per step."""
+    """Where a step's time goes, per variant: the step (host clock), the kernels and copies in a
+    trace of one epoch, the GPU idle rest, programs (or launches) and the 3 longest kernels."""
     doc, found = _climb(docs_dir, path)
     rows = []
     for key in variants.split(","):
-        m = found[key]
-        t, step = m["extra"]["trace"], _step_ms(m)
+        t, step = (m := found[key])["extra"]["trace"], _step_ms(m)
         top = "<br>".join(f"{ms:.3f} `{name[:44]}`" for name, ms in t["top"][:3])
         rows.append([label(doc, key), m["params"]["batch_size"], f"{step:.3f}",
                      f"{t['kernels_ms']:.3f}", f"{t['copies_ms']:.3f}",
@@ -102,13 +97,18 @@ def keras_step_time(docs_dir: Path, path: str, variants: str) -> str:
 
 
 @value("keras.climb")
-def climb_fact(docs_dir: Path, path: str, variant: str, fact: str = "", over: str = "") -> str:
-    """busy (GPU-busy share) or spread (the rounds' highest/lowest images/s) of a variant; with
-    over=VARIANT, how many times that variant's images/s (its rate, TFLOP/s and FLOP per image
-    are `cell`s)."""
-    found = _climb(docs_dir, path)[1]
-    m, rounds = found[variant], found[variant]["extra"]["rounds_images_per_s"]
+def climb_fact(docs_dir: Path, path: str, variant: str = "", fact: str = "", over: str = "") -> str:
+    """busy (GPU-busy share), spread (rounds' highest/lowest) of a variant; over=VARIANT: how many
+    times its images/s; no variant: fact=widest (largest spread, its label) or within15."""
+    doc, found = _climb(docs_dir, path)
+    spread = {k: max(r) / min(r) for k, m in found.items()
+              for r in [m["extra"]["rounds_images_per_s"]]}
+    if fact in ("widest", "within15"):
+        key = max(spread, key=spread.get)
+        return (f"{spread[key]:.2f} (“{label(doc, key)}”)" if fact == "widest"
+                else f"{sum(v <= 1.15 for v in spread.values())} of {len(spread)} rows within 1.15")
+    m = found[variant]
     if over:
         ratio = found[over]["median_s"] / m["median_s"]
         return f"{ratio:,.1f}×" if ratio < 10 else f"{ratio:,.0f}×"
-    return {"busy": lambda: f"{_busy(m):.0%}", "spread": lambda: f"{max(rounds) / min(rounds):.2f}"}[fact]()
+    return {"busy": lambda: f"{_busy(m):.0%}", "spread": lambda: f"{spread[variant]:.2f}"}[fact]()

@@ -2,10 +2,14 @@
 interleaved rounds, then one profiler trace of each row reduced to where a step's time goes.
 
 Each sample is one epoch over the row's images, timed on the host clock (the epoch returns the
-loss as a Python float, so every step has finished). A round takes `per_round` samples of every
-row in turn; `rounds` rounds give the spread between rounds. Prints one `BENCH {json}` line per
-row (bench.external's format): seconds per image, FLOP per image, the round medians, and the
-trace's breakdown of a step (kernels, copies, GPU idle).
+loss as a Python float, so every step has finished). After every row is built (compiled, one
+warm epoch), one uncounted warm-up epoch of each row runs in round order; then each of `rounds`
+rounds runs every row in turn for at least `per_round` epochs and at least `round_s` seconds,
+with Python's garbage collector off. The GPU rows' rounds come first, the CPU rows' after them,
+so that no CPU row's threads share the host with a GPU row's round. Torch's thread count is set
+once, before any row is built. Prints one `BENCH {json}` line per row (bench.external's format):
+seconds per image, FLOP per image, each round's median, epochs, seconds and the hypervisor's
+steal share of the host's CPU time, and the trace's breakdown of a step.
 """
 
 from __future__ import annotations
@@ -88,9 +92,7 @@ def build(row: str, scale: float = 1.0, size: int = 64):
 
     from climb_torch import trainer as torch_trainer
 
-    dev = "cuda" if kind == "torch" else "cpu"
-    if dev == "cpu":
-        torch.set_num_threads(os.cpu_count() or 1)
+    dev = "cuda" if kind == "torch" else "cpu"  # measure() set the threads, once
     model, epoch = torch_trainer(torch.from_numpy(x).to(dev), torch.from_numpy(y).to(dev),
                                  spec["batch"], spec["compile"], spec["bf16"])
     return epoch, n, spec["batch"], dict(spec, threads=torch.get_num_threads()), "torch"
@@ -177,12 +179,49 @@ def torch_trace(epoch, steps: int) -> dict:
 
 # --- the run ---------------------------------------------------------------------------------
 
-def measure(rows: list[str], rounds: int = 3, per_round: int = 4, scale: float = 1.0,
-            trace: bool = True, build_s: float = float("inf"), say=print) -> list[dict]:
+def host_times() -> tuple[int, int] | None:
+    """(steal, total) jiffies of every CPU from /proc/stat, or None where there is none."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return (fields[7], sum(fields)) if len(fields) == 8 else None
+
+
+def timed_round(epoch, n: int, per_round: int, round_s: float) -> tuple[list[float], dict]:
+    """Epochs of one row until at least `per_round` ran and `round_s` seconds passed: seconds
+    per image of each, and the round's record (median images/s, epochs, seconds, steal share)."""
+    gc.collect()
+    gc.disable()  # a collection inside a timed epoch would land on one row's round
+    before, cpu, start, mine = host_times(), time.process_time(), time.perf_counter(), []
+    try:
+        while len(mine) < per_round or time.perf_counter() - start < round_s:
+            t0 = time.perf_counter()
+            loss = epoch()
+            mine.append((time.perf_counter() - t0) / n)
+    finally:
+        gc.enable()
+    wall, after = time.perf_counter() - start, host_times()
+    steal = None
+    if before and after and after[1] > before[1]:
+        steal = round((after[0] - before[0]) / (after[1] - before[1]), 4)
+    return mine, {"images_per_s": round(1 / statistics.median(mine), 1), "epochs": len(mine),
+                  "seconds": round(wall, 3), "steal": steal, "loss": loss,
+                  "cpu_per_s": round((time.process_time() - cpu) / wall, 2)}
+
+
+def measure(rows: list[str], rounds: int = 3, per_round: int = 6, round_s: float = 1.0,
+            scale: float = 1.0, trace: bool = True, build_s: float = float("inf"),
+            say=print) -> list[dict]:
     """BENCH records (dicts) for `rows`, measured together; a row that fails is left out, and
     so is every row not yet built (compiled, warmed) `build_s` seconds after the start."""
     from climb import train_flop_per_image
 
+    if any(ROWS[row][0].startswith("torch") for row in rows):
+        import torch
+
+        torch.set_num_threads(os.cpu_count() or 1)  # one setting for every torch row, all run
     built, failed, start = {}, {}, time.perf_counter()
     for row in rows:
         t0 = time.perf_counter()
@@ -201,19 +240,21 @@ def measure(rows: list[str], rounds: int = 3, per_round: int = 4, scale: float =
                       "framework": framework, "first_s": time.perf_counter() - t0,
                       "samples": [], "rounds": [], "loss": loss}
         say(f"{row}: ready in {built[row]['first_s']:.1f} s (first loss {loss:.4f})")
-    for r in range(rounds):
-        for row, b in built.items():
-            mine = []
-            gc.collect()
-            gc.disable()  # a collection inside a timed epoch would land on one row's round
-            for _ in range(per_round):
-                t0 = time.perf_counter()
-                b["loss"] = b["epoch"]()
-                mine.append((time.perf_counter() - t0) / b["n"])
-            gc.enable()
-            b["samples"] += mine
-            b["rounds"].append(round(1 / statistics.median(mine), 1))
-            say(f"round {r + 1}: {row}: {b['rounds'][-1]:,.0f} images/s")
+    gc.collect()
+    gc.freeze()  # what the builds left is never collected again: short collections per round
+    for group in ([r for r in built if not r.startswith("cpu")],
+                  [r for r in built if r.startswith("cpu")]):
+        for row in group:  # the warm-up round: one epoch each, in round order, not counted
+            built[row]["epoch"]()
+        for r in range(rounds):
+            for row in group:
+                b = built[row]
+                mine, got = timed_round(b["epoch"], b["n"], per_round, round_s)
+                b["loss"] = got.pop("loss")
+                b["samples"] += mine
+                b["rounds"].append(got)
+                say(f"round {r + 1}: {row}: {got['images_per_s']:,.0f} images/s "
+                    f"({got['epochs']} epochs, {got['seconds']:.2f} s, steal {got['steal']})")
     records = []
     for row, b in built.items():
         steps = b["n"] // b["batch"]
@@ -238,7 +279,8 @@ def measure(rows: list[str], rounds: int = 3, per_round: int = 4, scale: float =
             "flops": train_flop_per_image(64),
             "params": {"batch_size": b["batch"], "images_per_sample": b["n"], "image_size": 64},
             "extra": {"framework": b["framework"], "settings": b["settings"],
-                      "rounds_images_per_s": b["rounds"], "first_two_epochs_s": round(b["first_s"], 2),
+                      "rounds_images_per_s": [g["images_per_s"] for g in b["rounds"]],
+                      "rounds": b["rounds"], "first_two_epochs_s": round(b["first_s"], 2),
                       "trace": profile}})
     for row, why in failed.items():
         say(f"{row} failed: {why}")
