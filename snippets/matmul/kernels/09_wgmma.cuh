@@ -237,19 +237,19 @@ void launch_wgmma(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __
 }
 
 // --8<-- [start:per_size]
-// The tile chosen per size by the wave model (common.cuh): of 128x256, 128x128 and 64x128 (one
-// block an SM each), the one whose blocks use the most of the SMs' slots over all waves; a
-// smaller tile only when it uses at least 5 % more of them (a larger tile reads less from L2
-// per FLOP). 1024^3 on 132 SMs: 32, 64 and 128 blocks, one wave each: 64x128.
+// The tile chosen per size by the wave model (common.cuh), as for the FP32 warp tile: 128x256
+// unless its blocks leave more than half of the SMs' slots idle over all waves; then 128x128
+// on the same test; then 64x128 (one consumer warpgroup, a group of wgmmas left in flight).
+// 1024^3 on 132 SMs: 32, 64 and 128 blocks in one wave: 24 %, 48 %, 97 % busy: 64x128.
 inline void launch_wgmma_auto(int M, int N, int K, const __nv_bfloat16 *A, int lda,
                               const __nv_bfloat16 *Bt, int ldb, float *C) {
     const long sms = sm_count();
     auto use = [&](int bm, int bn) { return wave_use((long)CEIL_DIV(M, bm) * CEIL_DIV(N, bn), sms); };
-    if (use(128, 256) + 0.05 >= std::max(use(128, 128), use(64, 128)))
+    if (use(128, 256) >= 0.5)
         launch_wgmma<128, 256, 4, 8, 0>(M, N, K, A, lda, Bt, ldb, C);
-    else if (use(128, 128) + 0.05 >= use(64, 128))
+    else if (use(128, 128) >= 0.5)
         launch_wgmma<128, 128, 4, 8, 0>(M, N, K, A, lda, Bt, ldb, C);
     else
-        launch_wgmma<64, 128, 4, 8, 0>(M, N, K, A, lda, Bt, ldb, C);
+        launch_wgmma<64, 128, 4, 8, 1>(M, N, K, A, lda, Bt, ldb, C);
 }
 // --8<-- [end:per_size]
