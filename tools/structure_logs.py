@@ -92,6 +92,8 @@ def parse_build(text: str) -> dict:
             mangled = m["name"]
             args = re.findall(r"Li(\d+)E", mangled)
             form = next((f for k, f in TEMPLATES.items() if k in mangled), None)
+            if "gemm_bf16_wgmma" in mangled and len(args) == 3:  # built before BM, BN were
+                args = ["128", "256", *args]                      # template arguments
             found = re.match(r"_Z(\d+)", mangled)  # _Z<length><name><arguments>
             current = (form.format(*args) if form else
                        mangled[found.end():found.end() + int(found[1])] if found else mangled)
