@@ -53,7 +53,9 @@ fi
 export TRITON_CACHE_DIR="$build/triton-cache" TRITON_PRINT_AUTOTUNING=1 MATMUL_SGEMM="$build/sgemm"
 tuned="$RESULTS_DIR/matmul-tune-h200.json"
 MATMUL_TUNE=1 timeout 60 python3 snippets/bench/run.py matmul --variants cuda_c \
-    --compile-runs 0 --output "$tuned" || exit 1
+    --compile-runs 0 --output "$tuned" || echo "the tuning run exited $?"
+# Without a tuning file the confirming run publishes the kernels' default launchers.
+[ -s "$tuned" ] && export MATMUL_TUNED="$tuned"
 # The Numba rule: the tile with the highest share at 4096^3 among those that passed the check.
 MATMUL_NUMBA_WARPTILE=$(python3 -c 'import json, sys
 rows = [r for r in map(json.loads, open(sys.argv[1])) if r.get("rel_err", 1) < 1e-5]
@@ -61,7 +63,7 @@ print(",".join(map(str, max(rows, key=lambda r: r["share"])["tiles"])) if rows e
 ' "$RESULTS_DIR/matmul-numba-tiles.jsonl")
 export MATMUL_NUMBA_WARPTILE
 echo "Numba warp tile picked: ${MATMUL_NUMBA_WARPTILE:-the default of sgemm_numba_tiles.py}"
-MATMUL_TUNED="$tuned" timeout 170 python3 snippets/bench/run.py matmul \
+timeout 170 python3 snippets/bench/run.py matmul \
     --compile-runs 1 --output "$RESULTS_DIR/matmul-h200.json"
 # --8<-- [end:bench]
 for f in $(find "$TRITON_CACHE_DIR" -name 'matmul_tma_kernel.cubin'); do
