@@ -262,7 +262,8 @@ def test_pick_takes_each_kernels_fastest_instance_at_that_size(bm):
                      ("cuda_c/tc_128x128x32_64x64_s4_g8", 1024): 2e-5,
                      ("cublas_bf16", 1024): 1e-6})
     at = {m: bm.pick(doc, {"m": m, "n": m, "k": m}) for m in (1024, 4096, 2048)}
-    assert at[1024] == {"wgmma": "wgmma_64x128_s4_g8_f1_k1", "tensor_core": "tc_128x128x32_64x64_s4_g8"}
+    assert at[1024] == {"wgmma": "wgmma_64x128_s4_g8_f1_k1",
+                        "tensor_core": "tc_128x128x32_64x64_s4_g8"}
     assert at[4096] == {"wgmma": "wgmma_128x256_s4_g8_f0_k1"} and at[2048] == {}
 
 

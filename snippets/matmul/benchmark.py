@@ -123,7 +123,8 @@ def run_binary(p: dict) -> str:
         kernels += ",tune"
     elif os.environ.get("MATMUL_TUNED"):
         picked = pick(json.loads(Path(os.environ["MATMUL_TUNED"]).read_text()), p)
-        names = ["cublas_fp32", "cublas_tf32", "cublas_bf16", *STEPS] if p["m"] < BIG else BIG_KERNELS.split(",")
+        names = (["cublas_fp32", "cublas_tf32", "cublas_bf16", *STEPS] if p["m"] < BIG
+                 else BIG_KERNELS.split(","))
         kernels = ",".join(picked.get(k, k) for k in names)
     proc = subprocess.run([binary, "--bench", "--kernel", kernels, "--repeats", "10", size],
                           capture_output=True, text=True, timeout=600)

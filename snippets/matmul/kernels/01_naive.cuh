@@ -4,7 +4,8 @@
 
 // --8<-- [start:naive]
 // Row `row` of A times column `col` of B: the K multiply-adds of one element of C.
-__device__ __forceinline__ float dot(int N, int K, const float *A, const float *B, int row, int col) {
+__device__ __forceinline__ float dot(int N, int K, const float *A, const float *B, int row,
+                                      int col) {
     float acc = 0.0f;
     for (int k = 0; k < K; ++k) acc += A[(size_t)row * K + k] * B[(size_t)k * N + col];
     return acc;

@@ -244,7 +244,9 @@ void launch_wgmma(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __
 inline void launch_wgmma_auto(int M, int N, int K, const __nv_bfloat16 *A, int lda,
                               const __nv_bfloat16 *Bt, int ldb, float *C) {
     const long sms = sm_count();
-    auto use = [&](int bm, int bn) { return wave_use((long)CEIL_DIV(M, bm) * CEIL_DIV(N, bn), sms); };
+    auto use = [&](int bm, int bn) {
+        return wave_use((long)CEIL_DIV(M, bm) * CEIL_DIV(N, bn), sms);
+    };
     if (use(128, 256) >= 0.5)
         launch_wgmma<128, 256, 4, 8, 0>(M, N, K, A, lda, Bt, ldb, C);
     else if (use(128, 128) >= 0.5)
