@@ -3,9 +3,8 @@
 sgemm_numba_07_warptile.py takes its tile sizes from sgemm_numba_tiles.py as module constants.
 For each candidate this script starts a fresh process with the tiles in MATMUL_NUMBA_WARPTILE
 (read by sgemm_numba_tiles.py before the kernel is compiled), checks the kernel against
-cuBLAS FP32 through
-PyTorch (relative Frobenius error), and times both with CUDA events (median of 10 samples of
-several calls, after a warm-up), printing one JSON line per candidate.
+cuBLAS FP32 through PyTorch (relative Frobenius error), and times both with CUDA events (median
+of 10 samples of several calls, after a warm-up), printing one JSON line per candidate.
 
     python3 gpu/explore/matmul-numba-tiles.py [SIZE]
 """
