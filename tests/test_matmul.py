@@ -267,21 +267,32 @@ def test_pick_takes_each_kernels_fastest_instance_at_that_size(bm):
     assert at[4096] == {"wgmma": "wgmma_128x256_s4_g8_f0_k1"} and at[2048] == {}
 
 
-def test_confirming_run_reports_the_picked_instance_under_the_kernels_name(bm, tmp_path):
-    # a stand-in for the binary: one passing BENCH line for each name it is asked for
+def fake_sgemm(tmp_path, bm) -> str:
+    """A stand-in for the built binary: for each name it is asked for ("all": the progression and
+    cuBLAS; "tune": every tuning instance), a passing BENCH line whose time grows with the
+    name's length, so that the shortest instance name of a kernel is its fastest."""
     fake = tmp_path / "sgemm"
     fake.write_text(f"#!{sys.executable}\nimport json, sys\n"
-                    "for name in sys.argv[sys.argv.index('--kernel') + 1].split(','):\n"
-                    "    v = name if name.startswith('cublas') else 'cuda_c/' + name\n"
-                    "    print('BENCH ' + json.dumps({'variant': v, 'phase': 'kernel', "
-                    "'samples_s': [1e-5] * 10, 'calls_per_sample': 1, 'extra': {}, 'error': "
-                    "{'metric': 'relative_frobenius', 'value': 0.0, 'ok': True}}))\n")
+                    f"ALL, TUNE = {['cublas_fp32', 'cublas_tf32', 'cublas_bf16', *bm.STEPS]!r}, "
+                    f"{bm.TUNING!r}\n"
+                    "m, n, k = map(int, sys.argv[-1].split('x'))\n"
+                    "for w in sys.argv[sys.argv.index('--kernel') + 1].split(','):\n"
+                    "    for name in ALL if w == 'all' else TUNE if w == 'tune' else [w]:\n"
+                    "        print('BENCH ' + json.dumps({'variant': name if name.startswith("
+                    "'cublas') else 'cuda_c/' + name, 'phase': 'kernel', 'samples_s': "
+                    "[1e-5 * (1 + len(name) / 100)] * 10, 'calls_per_sample': 1, 'params': "
+                    "{'m': m, 'n': n, 'k': k}, 'extra': {}, 'error': {'metric': "
+                    "'relative_frobenius', 'value': 0.0, 'ok': True}}))\n")
     fake.chmod(0o755)
+    return str(fake)
+
+
+def test_confirming_run_reports_the_picked_instance_under_the_kernels_name(bm, tmp_path):
     tuned = tmp_path / "tune.json"
     tuned.write_text(json.dumps(tuned_doc({("cuda_c/wgmma_64x128_s4_g8_f1_k1", 1024): 7e-6,
                                            ("cuda_c/wgmma_128x256_s4_g8_f0_k1", 1024): 9e-6})))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("MATMUL_SGEMM", str(fake))
+        patch.setenv("MATMUL_SGEMM", fake_sgemm(tmp_path, bm))
         patch.setenv("MATMUL_TUNED", str(tuned))
         patch.delenv("MATMUL_TUNE", raising=False)
         out = bm.run_binary({"m": 1024, "n": 1024, "k": 1024})
@@ -289,6 +300,24 @@ def test_confirming_run_reports_the_picked_instance_under_the_kernels_name(bm, t
     assert records["cuda_c/wgmma"]["extra"]["instance"] == "wgmma_64x128_s4_g8_f1_k1"
     assert {"cuda_c/naive", "cuda_c/warptile", "cublas_bf16"} <= set(records)
     assert not any("wgmma_" in v for v in records)  # no instance under its own name
+
+
+def test_tuning_then_confirming_run_through_the_runner(bm, tmp_path):
+    # gpu/matmul.sh's two runs, each a process of its own, on the stand-in binary
+    env = {"MATMUL_SGEMM": fake_sgemm(tmp_path, bm)}
+    args = ["--cases", "smoke", "--variants", "cuda_c", "--compile-runs", "0", "--output"]
+    tuned, confirmed = tmp_path / "tune.json", tmp_path / "confirm.json"
+    out = run_bench(tmp_path, *args, str(tuned), env={**env, "MATMUL_TUNE": "1"})
+    assert out.returncode == 0, out.stderr
+    out = run_bench(tmp_path, *args, str(confirmed), env={**env, "MATMUL_TUNED": str(tuned)})
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(confirmed.read_text())
+    shortest = {k: min((t for t in bm.TUNING if t.startswith(pre)), key=lambda t: (len(t), t))
+                for k, pre in bm.TEMPLATES.items()}  # equal times: the rule takes the first name
+    found = {m["variant"].removeprefix("cuda_c/"): m["extra"].get("instance")
+             for m in doc["measurements"] if m["phase"] == "kernel"}
+    assert {k: found[k] for k in bm.TEMPLATES} == shortest and "cuda_c/naive" in {
+        m["variant"] for m in doc["measurements"]}
 
 
 # --- the renderer, the build report and the committed H200 results ----------------------------
