@@ -240,6 +240,86 @@ def test_gpu_script_is_valid_bash():
     assert subprocess.run(["bash", "-n", str(ROOT / "gpu/matmul.sh")]).returncode == 0
 
 
+@pytest.fixture(scope="module")
+def bm():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(SNIPPETS / "matmul"))
+        yield load_snippet("matmul/benchmark.py")
+
+
+def tuned_doc(times: dict) -> dict:
+    """A tuning run's results file holding {(variant, m): median seconds} at square sizes m."""
+    return {"measurements": [{"variant": v, "phase": "kernel", "median_s": t,
+                              "params": {"m": m, "n": m, "k": m}} for (v, m), t in times.items()]}
+
+
+def test_pick_takes_each_kernels_fastest_instance_at_that_size(bm):
+    doc = tuned_doc({("cuda_c/wgmma_128x256_s4_g8_f0_k1", 1024): 14e-6,
+                     ("cuda_c/wgmma_64x128_s4_g8_f1_k1", 1024): 7e-6,
+                     ("cuda_c/wgmma_64x128_s4_g8_f1_k1", 4096): 3e-4,
+                     ("cuda_c/wgmma_128x256_s4_g8_f0_k1", 4096): 2e-4,
+                     ("cuda_c/wgmma", 1024): 1e-6,  # the default launcher: no candidate
+                     ("cuda_c/tc_128x128x32_64x64_s4_g8", 1024): 2e-5,
+                     ("cublas_bf16", 1024): 1e-6})
+    at = {m: bm.pick(doc, {"m": m, "n": m, "k": m}) for m in (1024, 4096, 2048)}
+    assert at[1024] == {"wgmma": "wgmma_64x128_s4_g8_f1_k1",
+                        "tensor_core": "tc_128x128x32_64x64_s4_g8"}
+    assert at[4096] == {"wgmma": "wgmma_128x256_s4_g8_f0_k1"} and at[2048] == {}
+
+
+def fake_sgemm(tmp_path, bm) -> str:
+    """A stand-in for the built binary: for each name it is asked for ("all": the progression and
+    cuBLAS; "tune": every tuning instance), a passing BENCH line whose time grows with the
+    name's length, so that the shortest instance name of a kernel is its fastest."""
+    fake = tmp_path / "sgemm"
+    fake.write_text(f"#!{sys.executable}\nimport json, sys\n"
+                    f"ALL, TUNE = {['cublas_fp32', 'cublas_tf32', 'cublas_bf16', *bm.STEPS]!r}, "
+                    f"{bm.TUNING!r}\n"
+                    "m, n, k = map(int, sys.argv[-1].split('x'))\n"
+                    "for w in sys.argv[sys.argv.index('--kernel') + 1].split(','):\n"
+                    "    for name in ALL if w == 'all' else TUNE if w == 'tune' else [w]:\n"
+                    "        print('BENCH ' + json.dumps({'variant': name if name.startswith("
+                    "'cublas') else 'cuda_c/' + name, 'phase': 'kernel', 'samples_s': "
+                    "[1e-5 * (1 + len(name) / 100)] * 10, 'calls_per_sample': 1, 'params': "
+                    "{'m': m, 'n': n, 'k': k}, 'extra': {}, 'error': {'metric': "
+                    "'relative_frobenius', 'value': 0.0, 'ok': True}}))\n")
+    fake.chmod(0o755)
+    return str(fake)
+
+
+def test_confirming_run_reports_the_picked_instance_under_the_kernels_name(bm, tmp_path):
+    tuned = tmp_path / "tune.json"
+    tuned.write_text(json.dumps(tuned_doc({("cuda_c/wgmma_64x128_s4_g8_f1_k1", 1024): 7e-6,
+                                           ("cuda_c/wgmma_128x256_s4_g8_f0_k1", 1024): 9e-6})))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MATMUL_SGEMM", fake_sgemm(tmp_path, bm))
+        patch.setenv("MATMUL_TUNED", str(tuned))
+        patch.delenv("MATMUL_TUNE", raising=False)
+        out = bm.run_binary({"m": 1024, "n": 1024, "k": 1024})
+    records = {r["variant"]: r for r in map(json.loads, (line[6:] for line in out.splitlines()))}
+    assert records["cuda_c/wgmma"]["extra"]["instance"] == "wgmma_64x128_s4_g8_f1_k1"
+    assert {"cuda_c/naive", "cuda_c/warptile", "cublas_bf16"} <= set(records)
+    assert not any("wgmma_" in v for v in records)  # no instance under its own name
+
+
+def test_tuning_then_confirming_run_through_the_runner(bm, tmp_path):
+    # gpu/matmul.sh's two runs, each a process of its own, on the stand-in binary
+    env = {"MATMUL_SGEMM": fake_sgemm(tmp_path, bm)}
+    args = ["--cases", "smoke", "--variants", "cuda_c", "--compile-runs", "0", "--output"]
+    tuned, confirmed = tmp_path / "tune.json", tmp_path / "confirm.json"
+    out = run_bench(tmp_path, *args, str(tuned), env={**env, "MATMUL_TUNE": "1"})
+    assert out.returncode == 0, out.stderr
+    out = run_bench(tmp_path, *args, str(confirmed), env={**env, "MATMUL_TUNED": str(tuned)})
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(confirmed.read_text())
+    shortest = {k: min((t for t in bm.TUNING if t.startswith(pre)), key=lambda t: (len(t), t))
+                for k, pre in bm.TEMPLATES.items()}  # equal times: the rule takes the first name
+    found = {m["variant"].removeprefix("cuda_c/"): m["extra"].get("instance")
+             for m in doc["measurements"] if m["phase"] == "kernel"}
+    assert {k: found[k] for k in bm.TEMPLATES} == shortest and "cuda_c/naive" in {
+        m["variant"] for m in doc["measurements"]}
+
+
 # --- the renderer, the build report and the committed H200 results ----------------------------
 
 @pytest.fixture(scope="module")
@@ -258,6 +338,20 @@ def logs():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def fresh(doc: dict) -> bool:
+    """Whether a results file was measured from the matmul code of this checkout (the page's
+    staleness test; where git cannot tell, assumed so). The tuning run, the build report and
+    the confirming run come from one run of gpu/matmul.sh."""
+    from renderers.page import changed_since
+
+    return not changed_since(doc["code"]["commit"], "matmul", ROOT)
+
+
+def needs_fresh_results():
+    if not fresh(json.loads(RESULTS.read_text())):
+        pytest.skip("docs/data/matmul-*-h200 predate snippets/matmul: re-run gpu/matmul.sh")
 
 
 def shares(doc: dict) -> dict:
@@ -294,12 +388,10 @@ def test_renderer_tiles_match_the_gpu_sources(r):
     assert "BM, BN, BK, TM, TN = 128, 128, 8, 8, 8" in py
 
 
-def test_tuning_names_are_the_binarys(logs):
+def test_tuning_names_are_the_binarys(logs, bm):
     # benchmark.py reads the names the WT/TC/WG macros make; the build report names template
     # instances the same way (less the split of K)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(SNIPPETS / "matmul"))
-        bm = load_snippet("matmul/benchmark.py")
+    needs_fresh_results()
     tune = {m["variant"].split("/", 1)[1] for m in json.loads(TUNE.read_text())["measurements"]
             if m["variant"].startswith(("cuda_c/wt_", "cuda_c/tc_", "cuda_c/wgmma_"))}
     assert tune == set(bm.TUNING)
@@ -310,16 +402,17 @@ def test_tuning_names_are_the_binarys(logs):
 def test_build_report_has_every_published_kernel(logs):
     from renderers.table import table
 
+    needs_fresh_results()
     facts = logs.parse_build(BUILD.read_text())
     published = ["sgemm_naive", "sgemm_coalesced", "sgemm_smem", "sgemm_blocktile_1d",
                  "sgemm_blocktile_2d", "sgemm_vectorized", "wt_128x256x16_64x64_1x2_8x8_256_1_g1",
                  "wt_256x128x16_64x64_1x4_8x4_256_1_g1", "wt_128x128x16_64x64_2x2_8x4_128_2_g1",
-                 "tc_128x128x32_64x64_s4_g8", "wgmma_s4_g8_f0"]
+                 "tc_128x128x32_64x64_s4_g8", "wgmma_128x256_s4_g8_f0", "wgmma_64x128_s4_g8_f1"]
     for kernel in published:
         f = facts[kernel]
         assert 16 <= f["registers"] <= 255 and f["spill_stores"] == 0, (kernel, f)
     assert facts["tc_128x128x32_64x64_s4_g8"]["dynamic_smem"] == 4 * (128 * 32 + 32 * 128) * 2
-    assert facts["wgmma_s4_g8_f0"]["dynamic_smem"] == 4 * (128 + 256) * 64 * 2 + 1024
+    assert facts["wgmma_128x256_s4_g8_f0"]["dynamic_smem"] == 4 * (128 + 256) * 64 * 2 + 1024
     page = (ROOT / "docs/kernels/matmul.md").read_text()
     assert all(f"{k.removeprefix('sgemm_')}=" in page for k in published[:9])
     shown = table(ROOT / "docs", "data/matmul-build-h200.json", "kernel={what};KiB={shared_kib:.1f}",
@@ -338,7 +431,11 @@ def test_parse_build_reads_ptxas_lines(logs):
             "'_Z12gemm_bf16_tcILi128ELi256ELi32ELi64ELi64ELi4ELi8EEviiiPK13__nv_bfloat16iS2_iPf'\n"
             "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
             "ptxas info    : Used 220 registers, used 1 barriers, 400 bytes cmem[0]\n")
+    text += ("ptxas info    : Compiling entry function '_ZN6hopper15gemm_bf16_wgmmaILi64ELi128ELi4"
+             "ELi8ELi1ELi1EEEviiii14CUtensorMap_stS1_Pf' for 'sm_90a'\n"
+             "ptxas info    : Used 232 registers, used 1 barriers, 128 bytes smem\n")
     facts = logs.parse_build(text)
+    assert facts["wgmma_64x128_s4_g8_f1"]["dynamic_smem"] == 4 * (64 + 128) * 64 * 2 + 1024
     assert facts["sgemm_naive"] == {"spill_stores": 8, "registers": 40, "smem": 8192}
     assert facts["tc_128x256x32_64x64_s4_g8"]["dynamic_smem"] == 4 * (128 * 32 + 32 * 256) * 2
 
@@ -380,44 +477,25 @@ def test_committed_h200_results_cover_every_size_and_meet_the_bars():
     assert all(share[("cuda_c/warptile", c)] >= 0.80 for c in cases)
     assert share[("cuda_c/wgmma", "4096")] >= 0.90 and share[("triton_tma", "4096")] >= 0.80
     assert share[("numba/warptile", "4096")] >= 0.65 and share[("triton_tma", "8192")] >= 0.85
+    if fresh(doc):  # the per-size wgmma tile (a quarter of the SMs busy before: 51 %)
+        assert share[("cuda_c/wgmma", "1024")] >= 0.85
 
 
-def test_the_rule_picks_the_tuning_runs_fastest_fp32_tile():
-    """launch_warptile_auto's rule (kernels/07_warptile.cuh, mirrored here) against the tuning
-    run: at each size it picks the fastest instance, as docs/kernels/matmul.md says."""
-    import math
-
-    doc = json.loads(TUNE.read_text())
-    share = shares(doc)
-    params = {m["case"]: m["params"] for m in doc["measurements"]}
-    slots = 132
-
-    def use(blocks, s):
-        return blocks / (math.ceil(blocks / s) * s)
-
-    def split(tiles, s, k):
-        best = 1
-        for n in range(2, 5):
-            if tiles < s and k // n >= 256 and use(tiles * n, s) > use(tiles * best, s) + 0.02:
-                best = n
-        return best
-
-    for case, p in params.items():
-        if case == "compile":
-            continue
-        m, n, k = p["m"], p["n"], p["k"]
-        wide, tall = math.ceil(m / 128) * math.ceil(n / 256), math.ceil(m / 256) * math.ceil(n / 128)
-        small = math.ceil(m / 128) * math.ceil(n / 128)
-        if use(wide, slots) < 0.5:
-            pick = f"wt_128x128x16_64x64_2x2_8x4_128_2_g1_k{split(small, 2 * slots, k)}"
-        elif use(tall, slots) > use(wide, slots) + 0.02:
-            pick = "wt_256x128x16_64x64_1x4_8x4_256_1_g1_k1"
-        else:
-            pick = "wt_128x256x16_64x64_1x2_8x8_256_1_g1_k1"
-        fp32 = {v: s for (v, c), s in share.items() if c == case and v.startswith("cuda_c/wt_")}
-        assert max(fp32, key=fp32.get) == f"cuda_c/{pick}", case
-    auto = (SNIPPETS / "matmul/kernels/07_warptile.cuh").read_text()
-    assert "wave_use(wide, slots) < 0.5" in auto and "2 * slots" in auto
+def test_confirming_run_published_the_tuning_runs_pick(bm):
+    """gpu/matmul.sh's rule, checked on the committed files: at every size, each templated CUDA C
+    kernel of the published run is the instance `pick` takes from the tuning run, and the
+    Numba warp tile is the candidate with the highest share in the Numba tuning run."""
+    needs_fresh_results()
+    doc, tuned = json.loads(RESULTS.read_text()), json.loads(TUNE.read_text())
+    for m in doc["measurements"]:
+        kernel = m["variant"].removeprefix("cuda_c/")
+        if kernel in bm.TEMPLATES and m["phase"] == "kernel":
+            assert m["extra"]["instance"] == bm.pick(tuned, m["params"])[kernel], m["case"]
+    tiles = [json.loads(line) for line in
+             (ROOT / "docs/data/matmul-numba-tiles-h200.jsonl").read_text().splitlines()]
+    best = max((t for t in tiles if "share" in t), key=lambda t: t["share"])["tiles"]
+    assert all(m["extra"]["tiles"] == best for m in doc["measurements"]
+               if m["variant"] == "numba/warptile" and m["phase"] == "kernel")
 
 
 def test_raw_log_bench_lines_are_valid():
@@ -459,8 +537,9 @@ def test_numba_profile_and_tiles_tables(r, logs):
     assert "`long_scoreboard`" in table and "`inst_executed.sum`" in table
     tiles = [json.loads(line) for line in
              (ROOT / "docs/data/matmul-numba-tiles-h200.jsonl").read_text().splitlines()]
-    published, *others = tiles
-    assert published["tiles"][:3] == [128, 128, 8] and published["local_bytes"] == 0
-    big = [t for t in others if t["tiles"][7] * t["tiles"][5] * t["tiles"][8] * t["tiles"][6] == 128]
-    assert big and all(t["share"] > 0.70 > published["share"] for t in big)
-    assert "**" in r.matmul_numba_tiles(ROOT / "docs", "data/matmul-numba-tiles-h200.jsonl")
+    lanes = {t["tiles"][7] * t["tiles"][5] * t["tiles"][8] * t["tiles"][6] for t in tiles}
+    big = [t for t in tiles if t["tiles"][7] * t["tiles"][5] * t["tiles"][8] * t["tiles"][6] == 128]
+    small = [t["share"] for t in tiles if t not in big]
+    assert lanes == {64, 128} and all(t["share"] > max(small) and not t["local_bytes"] for t in big)
+    shown = r.matmul_numba_tiles(ROOT / "docs", "data/matmul-numba-tiles-h200.jsonl")
+    assert shown.count("**") == 2 and f"**{100 * max(t['share'] for t in tiles):.1f} %**" in shown

@@ -79,8 +79,7 @@ SPILL = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 # The kernels' templates and the names of their instances (the WT, TC and WG macros of
 # kernels.cuh, less the split of K, which only the host side knows).
 TEMPLATES = {"sgemm_warptile": "wt_{}x{}x{}_{}x{}_{}x{}_{}x{}_{}_{}_g{}",
-             "gemm_bf16_tc": "tc_{}x{}x{}_{}x{}_s{}_g{}", "gemm_bf16_wgmma": "wgmma_s{}_g{}_f{}"}
-WGMMA_STAGE_BYTES = (128 + 256) * 64 * 2  # hopper::A_BYTES + B_BYTES in kernels/09_wgmma.cuh
+             "gemm_bf16_tc": "tc_{}x{}x{}_{}x{}_s{}_g{}", "gemm_bf16_wgmma": "wgmma_{}x{}_s{}_g{}_f{}"}
 
 
 def parse_build(text: str) -> dict:
@@ -93,6 +92,8 @@ def parse_build(text: str) -> dict:
             mangled = m["name"]
             args = re.findall(r"Li(\d+)E", mangled)
             form = next((f for k, f in TEMPLATES.items() if k in mangled), None)
+            if "gemm_bf16_wgmma" in mangled and len(args) == 3:  # built before BM, BN were
+                args = ["128", "256", *args]                      # template arguments
             found = re.match(r"_Z(\d+)", mangled)  # _Z<length><name><arguments>
             current = (form.format(*args) if form else
                        mangled[found.end():found.end() + int(found[1])] if found else mangled)
@@ -107,7 +108,8 @@ def parse_build(text: str) -> dict:
                 bm, bn, bk = map(int, re.findall(r"\d+", current)[:3])
                 out[current]["dynamic_smem"] = stages * (bm * bk + bk * bn) * 2
             elif current.startswith("wgmma_"):  # stages of A and B^T tiles, + 1 KiB to align
-                out[current]["dynamic_smem"] = stages * WGMMA_STAGE_BYTES + 1024
+                bm, bn = map(int, re.findall(r"\d+", current)[:2])
+                out[current]["dynamic_smem"] = stages * (bm + bn) * 64 * 2 + 1024
     return out
 
 

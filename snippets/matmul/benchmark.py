@@ -6,7 +6,8 @@ prints one `BENCH {json}` line per measurement; `numba/<kernel>` for each Numba 
 `triton` and `triton_tma` for the Triton kernels (BF16 inputs); `torch/cublas_fp32` and
 `torch/cublas_bf16`, cuBLAS through PyTorch, timed in the same process just before the Numba and
 the Triton kernels they are compared with. MATMUL_TUNE=1 also runs the binary's tuning instances
-at every size. Run it with:
+at every size (a tuning run); MATMUL_TUNED=<its results file> makes a confirming run time, for
+each templated CUDA C kernel and size, the instance that `pick` chooses from it. Run it with:
 
     nvcc -O3 -arch=sm_90a -DWITH_CUBLAS -o build/sgemm snippets/matmul/sgemm.cu -lcublas
     MATMUL_SGEMM=build/sgemm python snippets/bench/run.py matmul --output matmul.json
@@ -17,6 +18,7 @@ from __future__ import annotations
 from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import importlib.util
+import json
 import math
 import os
 import re
@@ -54,7 +56,7 @@ STEPS = {"naive": ("1", "naive"), "coalesced": ("2", "coalesced"),
 # The binary's tuning instances: the names the WT, TC and WG macros of kernels.cuh make.
 _TABLE = (Path(__file__).with_name("kernels.cuh")).read_text().split("const Kernel KERNELS")[1]
 _FORMS = {"WT": "wt_{}x{}x{}_{}x{}_{}x{}_{}x{}_{}_{}_g{}_k{}", "TC": "tc_{}x{}x{}_{}x{}_s{}_g{}",
-          "WG": "wgmma_s{}_g{}_f{}_k{}"}
+          "WG": "wgmma_{}x{}_s{}_g{}_f{}_k{}"}
 TUNING = [_FORMS[m].format(*re.findall(r"\d+", args))
           for m, args in re.findall(r"\b(WT|TC|WG)\(([\d, ]+)\)", _TABLE)]
 VARIANTS = {
@@ -82,6 +84,22 @@ CASES = {name: Case(case.params, note=case.note, default=case.default,
          for name, case in CASES.items()}
 BINARY_ENV = "MATMUL_SGEMM"  # path of the built sgemm binary (the cuda_c variant needs it)
 BIG_KERNELS = "cublas_fp32,cublas_bf16,warptile,tensor_core,wgmma"
+# The templated CUDA C kernels and the name prefix of their tuning instances.
+TEMPLATES = {"warptile": "wt_", "tensor_core": "tc_", "wgmma": "wgmma_"}
+
+
+# --8<-- [start:pick]
+def pick(tuned: dict, p: dict) -> dict[str, str]:
+    """The rule: for each templated kernel, at this size, the tuning instance with the smallest
+    median time in the tuning run (`tuned`, its results file). {kernel: instance}."""
+    best: dict[str, tuple[float, str]] = {}
+    for m in tuned["measurements"]:
+        name = m["variant"].removeprefix("cuda_c/")
+        kernel = next((k for k, pre in TEMPLATES.items() if name.startswith(pre)), None)
+        if kernel and m["phase"] == "kernel" and all(m["params"].get(d) == p[d] for d in "mnk"):
+            best[kernel] = min(best.get(kernel, (math.inf, "")), (m["median_s"], name))
+    return {kernel: name for kernel, (_, name) in best.items()}
+# --8<-- [end:pick]
 
 
 def inputs(p: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -92,20 +110,40 @@ def inputs(p: dict) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run_binary(p: dict) -> str:
-    """The CUDA C binary's output for one size: its kernels, then cuBLAS, as BENCH lines."""
+    """The CUDA C binary's output for one size: its kernels, then cuBLAS, as BENCH lines. A
+    tuning run keeps only the instances that passed the check; a confirming run reports each
+    picked instance under its kernel's name, with the instance in `extra`."""
     binary = os.environ.get(BINARY_ENV)
     if not binary or not os.access(binary, os.X_OK):
         raise RuntimeError(f"set {BINARY_ENV} to the built sgemm binary (got {binary!r})")
     size = f"{p['m']}x{p['n']}x{p['k']}"
     kernels = "all" if p["m"] < BIG else BIG_KERNELS
-    if os.environ.get("MATMUL_TUNE") == "1":
+    tune, picked = os.environ.get("MATMUL_TUNE") == "1", {}
+    if tune:
         kernels += ",tune"
+    elif os.environ.get("MATMUL_TUNED"):
+        picked = pick(json.loads(Path(os.environ["MATMUL_TUNED"]).read_text()), p)
+        names = (["cublas_fp32", "cublas_tf32", "cublas_bf16", *STEPS] if p["m"] < BIG
+                 else BIG_KERNELS.split(","))
+        kernels = ",".join(picked.get(k, k) for k in names)
     proc = subprocess.run([binary, "--bench", "--kernel", kernels, "--repeats", "10", size],
                           capture_output=True, text=True, timeout=600)
     print(proc.stdout, end="", flush=True)  # the binary's own table, for the log
-    if proc.returncode != 0:
+    if proc.returncode != 0 and not tune:
         raise RuntimeError(f"{binary} exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
-    return proc.stdout
+    instance = {f"cuda_c/{name}": f"cuda_c/{kernel}" for kernel, name in picked.items()}
+    lines = []
+    for line in proc.stdout.splitlines():
+        if line.startswith("BENCH "):
+            r = json.loads(line[6:])
+            if tune and not r["error"]["ok"] and r["variant"].removeprefix("cuda_c/") in TUNING:
+                continue  # a wrong tuning instance is no candidate (the log shows it)
+            if r["variant"] in instance:
+                r.setdefault("extra", {})["instance"] = r["variant"].removeprefix("cuda_c/")
+                r["variant"] = instance[r["variant"]]
+            line = "BENCH " + json.dumps(r)
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def setup(variant: str, p: dict) -> Prepared:
@@ -204,6 +242,10 @@ def counts(variant: str, p: dict, ref) -> dict:
     if variant.startswith("numba/") and not sg.SIMULATOR:  # compiled by the check run
         regs = sg.KERNELS[variant.split("/", 1)[1]].get_regs_per_thread()
         found["extra"]["registers"] = regs if isinstance(regs, int) else max(regs.values())
+    if variant == "numba/warptile":  # the tiles this process compiled (a tuning run picks them)
+        import sgemm_numba_tiles as t
+        found["extra"]["tiles"] = [t.WBM, t.WBN, t.WBK, t.WM, t.WN, t.WMITER, t.WNITER, t.WTM,
+                                   t.WTN, t.BLOCKS_PER_SM]
     return found
 
 

@@ -28,15 +28,16 @@ struct Kernel {
 // Tuning instances: the macros make each name from the template arguments, so that one line
 // holds both. FP32 warp tile: wt_<BM>x<BN>x<BK>_<WM>x<WN>_<WMITER>x<WNITER>_<TM>x<TN>_<threads>
 // _<min blocks per SM>_g<group of tile rows>_k<split of K>; tensor cores (mma.sync):
-// tc_<BM>x<BN>x<BK>_<WM>x<WN>_s<stages>_g<group>; wgmma (tile 128x256x64):
-// wgmma_s<stages>_g<group>_f<groups left in flight>_k<split of K>.
+// tc_<BM>x<BN>x<BK>_<WM>x<WN>_s<stages>_g<group>; wgmma (block tile BM x BN x 64):
+// wgmma_<BM>x<BN>_s<stages>_g<group>_f<groups left in flight>_k<split of K>.
 #define WT(bm, bn, bk, wm, wn, wmi, wni, tm, tn, th, mb, g, k)                                  \
     {"wt_" #bm "x" #bn "x" #bk "_" #wm "x" #wn "_" #wmi "x" #wni "_" #tm "x" #tn "_" #th "_" #mb \
      "_g" #g "_k" #k, launch_warptile<bm, bn, bk, wm, wn, wmi, wni, tm, tn, th, mb, g, k>}
 #define TC(bm, bn, bk, wm, wn, s, g)                                                            \
     {"tc_" #bm "x" #bn "x" #bk "_" #wm "x" #wn "_s" #s "_g" #g, nullptr,                       \
      launch_tc<bm, bn, bk, wm, wn, s, g>}
-#define WG(s, g, f, k) {"wgmma_s" #s "_g" #g "_f" #f "_k" #k, nullptr, launch_wgmma<s, g, f, k>}
+#define WG(bm, bn, s, g, f, k)                                                                  \
+    {"wgmma_" #bm "x" #bn "_s" #s "_g" #g "_f" #f "_k" #k, nullptr, launch_wgmma<bm, bn, s, g, f, k>}
 
 const Kernel KERNELS[] = {
     {"naive", launch_naive, nullptr, true},
@@ -49,10 +50,9 @@ const Kernel KERNELS[] = {
     {"warptile", launch_warptile_auto, nullptr, true},
     // 128x128x32 block tile, 4 warps of 64x64, 4 tiles in flight, blocks in groups of 8 rows.
     {"tensor_core", nullptr, launch_tc<128, 128, 32, 64, 64, 4, 8>, true},
-    // 128x256x64 block tile, TMA + wgmma, 4 stages, groups of 8 tile rows, no group left in
-    // flight, K never split: the tuning run's best at 4096^3 and 8192^3 (splitting K, which the
-    // wave model asks for at 1024^3, was slower at every size: docs/kernels/matmul-tensor-cores.md).
-    {"wgmma", nullptr, launch_wgmma<4, 8, 0>, true},
+    // TMA + wgmma, 4 stages, groups of 8 tile rows, no group left in flight, K never split; the
+    // block tile (128x256, 128x128 or 64x128) chosen per size by the wave model.
+    {"wgmma", nullptr, launch_wgmma_auto, true},
     // The published FP32 tiles, each split 1 to 4 ways, and their neighbours at 4096^3.
     WT(128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1, 1), WT(128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1, 2),
     WT(128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1, 3), WT(128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1, 4),
@@ -64,8 +64,12 @@ const Kernel KERNELS[] = {
     WT(128, 128, 8, 64, 32, 2, 2, 4, 4, 256, 2, 1, 1),  // the Numba kernel's tiles
     // Tensor cores with mma.sync, and wgmma: pipeline depth, tile order, split.
     TC(128, 128, 32, 64, 64, 3, 8), TC(128, 128, 64, 64, 64, 3, 8), TC(128, 256, 64, 64, 64, 3, 1),
-    TC(128, 128, 32, 64, 64, 4, 1), WG(4, 8, 0, 1), WG(4, 8, 1, 1), WG(3, 8, 1, 1), WG(4, 1, 0, 1),
-    WG(4, 16, 0, 1), WG(4, 8, 0, 2), WG(4, 8, 0, 4), WG(4, 8, 1, 2), WG(4, 8, 1, 4), WG(3, 8, 0, 4),
+    TC(128, 128, 32, 64, 64, 4, 1),
+    // wgmma: the three tiles of launch_wgmma_auto, and neighbours (depth, order, in flight, split).
+    WG(128, 256, 4, 8, 0, 1), WG(128, 256, 4, 8, 1, 1), WG(128, 256, 4, 16, 0, 1), WG(128, 256, 4, 8, 0, 2),
+    WG(128, 128, 4, 8, 0, 1), WG(128, 128, 6, 8, 0, 1), WG(128, 128, 4, 8, 1, 1),
+    WG(64, 128, 4, 8, 0, 1), WG(64, 128, 6, 8, 0, 1), WG(64, 128, 4, 8, 1, 1), WG(64, 128, 4, 1, 0, 1),
+    WG(64, 256, 4, 8, 0, 1),
 };
 #undef WT
 #undef TC

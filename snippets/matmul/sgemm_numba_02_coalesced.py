@@ -11,8 +11,8 @@ from sgemm_numba_01_naive import dot  # row of A times column of B, as in step 1
 @cuda.jit(fastmath=True)
 def coalesced(a, b, c):
     # threadIdx.x walks along a row of C: a warp reads 32 neighbouring floats of B at once.
-    col = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    row = cuda.blockIdx.y * cuda.blockDim.y + cuda.threadIdx.y
+    # cuda.grid(2) is (blockIdx.x * blockDim.x + threadIdx.x, the same along y).
+    col, row = cuda.grid(2)
     if row < c.shape[0] and col < c.shape[1]:
         c[row, col] = dot(a, b, row, col)
 # --8<-- [end:coalesced]

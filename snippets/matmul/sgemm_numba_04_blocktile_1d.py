@@ -12,9 +12,9 @@ from sgemm_numba_tiles import BK1, BM1, BN1, TM1
 def blocktile_1d(a, b, c):
     M, K = a.shape
     N = b.shape[1]
+    acc = cuda.local.array(TM1, float32)       # TM1 results per thread, kept in registers
     As = cuda.shared.array((BM1, BK1), float32)
     Bs = cuda.shared.array((BK1, BN1), float32)
-    acc = cuda.local.array(TM1, float32)       # TM1 results per thread, kept in registers
     t = cuda.threadIdx.x
     tcol, trow = t % BN1, t // BN1
     row0, col0 = cuda.blockIdx.y * BM1, cuda.blockIdx.x * BN1

@@ -12,11 +12,11 @@ from sgemm_numba_tiles import BK, BM, BN, THREADS_2D, TM, TN
 def blocktile_2d(a, b, c):
     M, K = a.shape
     N = b.shape[1]
-    As = cuda.shared.array((BM, BK), float32)
-    Bs = cuda.shared.array((BK, BN), float32)
     acc = cuda.local.array((TM, TN), float32)  # an 8x8 tile of C per thread
     a_reg = cuda.local.array(TM, float32)
     b_reg = cuda.local.array(TN, float32)
+    As = cuda.shared.array((BM, BK), float32)
+    Bs = cuda.shared.array((BK, BN), float32)
     t = cuda.threadIdx.x
     trow, tcol = t // (BN // TN), t % (BN // TN)
     row0, col0 = cuda.blockIdx.y * BM, cuda.blockIdx.x * BN

@@ -1,18 +1,13 @@
 // Step 2: the same kernel with threadIdx.x along a row of C, so a warp's loads coalesce.
 #pragma once
-#include "common.cuh"
+#include "01_naive.cuh"  // dot: row of A times column of B
 
 // --8<-- [start:coalesced]
-// Same arithmetic; threadIdx.x now walks along a row of C. A warp reads one element of A
+// Step 1's dot; threadIdx.x now walks along a row of C. A warp reads one element of A
 // (a broadcast) and 32 neighbouring elements of B (one 128-byte line), and writes one line of C.
 __global__ void sgemm_coalesced(int M, int N, int K, const float *A, const float *B, float *C) {
-    int col = blockIdx.x * blockDim.x + threadIdx.x;
-    int row = blockIdx.y * blockDim.y + threadIdx.y;
-    if (row < M && col < N) {
-        float acc = 0.0f;
-        for (int k = 0; k < K; ++k) acc += A[(size_t)row * K + k] * B[(size_t)k * N + col];
-        C[(size_t)row * N + col] = acc;
-    }
+    int col = blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < M && col < N) C[(size_t)row * N + col] = dot(N, K, A, B, row, col);
 }
 // --8<-- [end:coalesced]
 

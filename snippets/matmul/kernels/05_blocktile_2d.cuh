@@ -8,6 +8,15 @@
 constexpr int BM = 128, BN = 128, BK = 8, TM = 8, TN = 8;
 constexpr int THREADS_2D = (BM / TM) * (BN / TN);  // 256
 
+// The outer product of TM values of A and TN values of B, added into the thread's results.
+__device__ __forceinline__ void outer_product(float (&acc)[TM][TN], const float (&a)[TM],
+                                              const float (&b)[TN]) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+}
+
 __global__ void __launch_bounds__(THREADS_2D)
 sgemm_blocktile_2d(int M, int N, int K, const float *A, const float *B, float *C) {
     __shared__ float As[BM][BK];
@@ -34,10 +43,7 @@ sgemm_blocktile_2d(int M, int N, int K, const float *A, const float *B, float *C
             for (int i = 0; i < TM; ++i) a_reg[i] = As[trow * TM + i][kk];
 #pragma unroll
             for (int j = 0; j < TN; ++j) b_reg[j] = Bs[kk][tcol * TN + j];
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += a_reg[i] * b_reg[j];
+            outer_product(acc, a_reg, b_reg);
         }
         __syncthreads();
     }

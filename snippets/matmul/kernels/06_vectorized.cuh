@@ -1,7 +1,7 @@
 // Step 6: step 5's tiles (BM, BN, BK, TM, TN) with 16-byte loads and a transposed, padded A tile.
 #pragma once
 #include "common.cuh"
-#include "05_blocktile_2d.cuh"  // the tile sizes
+#include "05_blocktile_2d.cuh"  // the tile sizes and outer_product
 
 // --8<-- [start:vectorized]
 // The 2-D kernel with 16-byte loads. A's tile is stored transposed (As[k][m]), so the 8 values
@@ -38,10 +38,7 @@ sgemm_vectorized(int M, int N, int K, const float *A, const float *B, float *C) 
             for (int j = 0; j < TN; j += 4)
                 *reinterpret_cast<float4 *>(&b_reg[j]) =
                     *reinterpret_cast<const float4 *>(&Bs[kk][tcol * TN + j]);
-#pragma unroll
-            for (int i = 0; i < TM; ++i)
-#pragma unroll
-                for (int j = 0; j < TN; ++j) acc[i][j] += a_reg[i] * b_reg[j];
+            outer_product(acc, a_reg, b_reg);  // step 5's multiply-adds
         }
         __syncthreads();
     }

@@ -9,15 +9,16 @@
 
 // --8<-- [start:wgmma]
 // Hopper's own path. The Tensor Memory Accelerator (TMA) copies whole tiles from global to
-// shared memory, issued by one thread, and wgmma.mma_async multiplies a 64 x 256 tile per
+// shared memory, issued by one thread, and wgmma.mma_async multiplies a 64 x BN tile per
 // warpgroup (4 warps) straight from shared memory, with no fragments in registers. Warp
-// specialisation: warpgroup 0 only issues copies, warpgroups 1 and 2 only multiply; STAGES
-// tiles are in flight, handed between them with mbarriers ("full": the copy has landed;
-// "empty": both multipliers are done with it). Both operands are read along K (B comes as
-// B^T, N x K), in the 128-byte-swizzled layout that TMA writes and wgmma reads. Needs sm_90a.
+// specialisation: warpgroup 0 only issues copies, the CONSUMERS warpgroups after it only
+// multiply (64 rows each: the block tile is 64 CONSUMERS x BN); STAGES tiles are in flight,
+// handed between them with mbarriers ("full": the copy has landed; "empty": every multiplier
+// is done with it). Both operands are read along K (B comes as B^T, N x K), in the
+// 128-byte-swizzled layout that TMA writes and wgmma reads. Needs sm_90a.
 namespace hopper {
-constexpr int BM = 128, BN = 256, BK = 64;                  // block tile; BK * 2 B = one 128 B row
-constexpr int A_BYTES = BM * BK * 2, B_BYTES = BN * BK * 2;  // one stage: 16 KiB + 32 KiB
+constexpr int BK = 64;  // BK * 2 bytes = one 128-byte swizzled row
+__host__ __device__ constexpr int stage_bytes(int bm, int bn) { return (bm + bn) * BK * 2; }
 
 __device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count));
@@ -56,12 +57,12 @@ __device__ __forceinline__ uint64_t descriptor(const void *tile) {
            (uint64_t)(1024 >> 4) << 32 | (uint64_t)1 << 62;
 }
 
-// d (64 x 256, FP32, 128 registers a thread) += A (64 x 16) * B (16 x 256), both from shared.
-// The instruction names its 128 accumulator registers one by one: the operand list (%0 .. %127)
-// and the constraint list ("+f"(d[0]) .. ) are spelled out by the macros below.
+// d (64 x BN, FP32, BN / 2 registers a thread) += A (64 x 16) * B (16 x BN), both from shared.
+// The instruction names its accumulator registers one by one: the operand lists (%0 .. ) and
+// the constraint lists ("+f"(d[0]) .. ) are spelled out by the macros below.
 #define WG_R10(t) "%" #t "0, %" #t "1, %" #t "2, %" #t "3, %" #t "4, %" #t "5, %" #t "6, %" #t "7, %" #t "8, %" #t "9, "
 #define WG_D8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
-__device__ __forceinline__ void wgmma_64x256x16(float (&d)[128], uint64_t a, uint64_t b) {
+__device__ __forceinline__ void wgmma_tile(float (&d)[128], uint64_t a, uint64_t b) {
     asm volatile(
         "{\n .reg .pred p;\n setp.ne.b32 p, %130, 0;\n"
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
@@ -72,11 +73,20 @@ __device__ __forceinline__ void wgmma_64x256x16(float (&d)[128], uint64_t a, uin
           WG_D8(64), WG_D8(72), WG_D8(80), WG_D8(88), WG_D8(96), WG_D8(104), WG_D8(112), WG_D8(120)
         : "l"(a), "l"(b), "r"(1));
 }
+__device__ __forceinline__ void wgmma_tile(float (&d)[64], uint64_t a, uint64_t b) {
+    asm volatile(
+        "{\n .reg .pred p;\n setp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+        WG_R10() WG_R10(1) WG_R10(2) WG_R10(3) WG_R10(4) WG_R10(5)
+        "%60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+        : WG_D8(0), WG_D8(8), WG_D8(16), WG_D8(24), WG_D8(32), WG_D8(40), WG_D8(48), WG_D8(56)
+        : "l"(a), "l"(b), "r"(1));
+}
 #undef WG_R10
 #undef WG_D8
 
-template <int STAGES, int GROUP, int IN_FLIGHT>
-__global__ void __launch_bounds__(384, 1)
+template <int BM, int BN, int STAGES, int GROUP, int IN_FLIGHT, int CONSUMERS = BM / 64>
+__global__ void __launch_bounds__(128 * (CONSUMERS + 1), 1)
 gemm_bf16_wgmma(int M, int N, int K, int kt_chunk, const __grid_constant__ CUtensorMap map_a,
                 const __grid_constant__ CUtensorMap map_bt, float *C) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -84,8 +94,9 @@ gemm_bf16_wgmma(int M, int N, int K, int kt_chunk, const __grid_constant__ CUten
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     // 128-byte swizzling repeats every 1024 bytes: tiles start on a multiple of that.
     unsigned char *smem = smem_raw + ((1024 - smem_addr(smem_raw) % 1024) % 1024);
-    auto tile_a = [&](int s) { return smem + s * (A_BYTES + B_BYTES); };
-    auto tile_b = [&](int s) { return smem + s * (A_BYTES + B_BYTES) + A_BYTES; };
+    constexpr int A_BYTES = BM * BK * 2;
+    auto tile_a = [&](int s) { return smem + s * stage_bytes(BM, BN); };
+    auto tile_b = [&](int s) { return smem + s * stage_bytes(BM, BN) + A_BYTES; };
     // Split-K (gridDim.z > 1): this block takes K tiles kt0 .. kt0 + ktiles - 1 and writes its
     // partial tile into slice z of the workspace C (split_k_sum adds the slices).
     const int kt0 = blockIdx.z * kt_chunk;
@@ -94,7 +105,7 @@ gemm_bf16_wgmma(int M, int N, int K, int kt_chunk, const __grid_constant__ CUten
     int tile_row, tile_col;
     block_tile<GROUP>(tile_row, tile_col);
     if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], 2);
+        for (int s = 0; s < STAGES; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], CONSUMERS);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
@@ -105,7 +116,7 @@ gemm_bf16_wgmma(int M, int N, int K, int kt_chunk, const __grid_constant__ CUten
             for (int kt = 0; kt < ktiles; ++kt) {
                 const int s = kt % STAGES;
                 if (kt >= STAGES) mbar_wait(&empty[s], (kt / STAGES + 1) % 2);  // stage is free
-                mbar_expect_bytes(&full[s], A_BYTES + B_BYTES);
+                mbar_expect_bytes(&full[s], stage_bytes(BM, BN));
                 tma_load(tile_a(s), &map_a, (kt0 + kt) * BK, tile_row * BM, &full[s]);
                 tma_load(tile_b(s), &map_bt, (kt0 + kt) * BK, tile_col * BN, &full[s]);
             }
@@ -113,14 +124,14 @@ gemm_bf16_wgmma(int M, int N, int K, int kt_chunk, const __grid_constant__ CUten
         return;
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    float d[128] = {};
+    float d[BN / 2] = {};
     for (int kt = 0; kt < ktiles; ++kt) {  // consumer: rows (wg - 1) * 64 .. + 64 of the tile
         const int s = kt % STAGES;
         mbar_wait(&full[s], kt / STAGES % 2);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
         for (int j = 0; j < BK / 16; ++j)  // k16 step j starts 32 bytes further along each row
-            wgmma_64x256x16(d, descriptor(tile_a(s) + (wg - 1) * 64 * BK * 2 + 32 * j),
+            wgmma_tile(d, descriptor(tile_a(s) + (wg - 1) * 64 * BK * 2 + 32 * j),
                             descriptor(tile_b(s) + 32 * j));
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         // Wait until at most IN_FLIGHT groups are still running; the stage of the group that
@@ -130,7 +141,7 @@ gemm_bf16_wgmma(int M, int N, int K, int kt_chunk, const __grid_constant__ CUten
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 #pragma unroll
-    for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");  // d is final here
+    for (int i = 0; i < BN / 2; ++i) asm volatile("" : "+f"(d[i])::"memory");  // d is final here
     // Accumulator layout: warp w of the group holds rows 16w + lane/4 (+8), and in each n8
     // column block j the columns 8j + 2*(lane%4) and +1: d[4j], d[4j+1] then d[4j+2], d[4j+3].
     const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
@@ -190,14 +201,14 @@ static CUtensorMap tensor_map(const __nv_bfloat16 *X, int rows, int K, int ld, i
     return map;
 }
 
-template <int STAGES, int GROUP, int IN_FLIGHT>
+template <int BM, int BN, int STAGES, int GROUP, int IN_FLIGHT>
 void run_wgmma(int split, int M, int N, int K, const __nv_bfloat16 *A, int lda,
                const __nv_bfloat16 *Bt, int ldb, float *C) {
-    constexpr int smem = STAGES * (hopper::A_BYTES + hopper::B_BYTES) + 1024;  // + alignment
+    constexpr int smem = STAGES * hopper::stage_bytes(BM, BN) + 1024;  // + alignment
+    auto kernel = hopper::gemm_bf16_wgmma<BM, BN, STAGES, GROUP, IN_FLIGHT>;
     static bool opted_in = false;
     if (!opted_in) {
-        CUDA_CHECK(cudaFuncSetAttribute(hopper::gemm_bf16_wgmma<STAGES, GROUP, IN_FLIGHT>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
         opted_in = true;
     }
     // Encoding a map is host work of a few microseconds: done once per matrix, not per call.
@@ -205,22 +216,42 @@ void run_wgmma(int split, int M, int N, int K, const __nv_bfloat16 *A, int lda,
     static int last[3] = {};
     static CUtensorMap map_a, map_bt;
     if (A != last_a || Bt != last_b || last[0] != M || last[1] != N || last[2] != K) {
-        map_a = tensor_map(A, M, K, lda, hopper::BM);
-        map_bt = tensor_map(Bt, N, K, ldb, hopper::BN);
+        map_a = tensor_map(A, M, K, lda, BM);
+        map_bt = tensor_map(Bt, N, K, ldb, BN);
         last_a = A, last_b = Bt, last[0] = M, last[1] = N, last[2] = K;
     }
     const int ktiles = CEIL_DIV(K, hopper::BK), kt_chunk = CEIL_DIV(ktiles, split);
     const int splits = CEIL_DIV(ktiles, kt_chunk);  // <= split
-    dim3 grid(CEIL_DIV(N, hopper::BN), CEIL_DIV(M, hopper::BM), splits);
+    dim3 grid(CEIL_DIV(N, BN), CEIL_DIV(M, BM), splits);
     float *out = splits > 1 ? split_k_workspace((size_t)splits * M * N) : C;
-    hopper::gemm_bf16_wgmma<STAGES, GROUP, IN_FLIGHT>
-        <<<grid, 384, smem>>>(M, N, K, kt_chunk, map_a, map_bt, out);
+    kernel<<<grid, 128 * (BM / 64 + 1), smem>>>(M, N, K, kt_chunk, map_a, map_bt, out);
     if (splits > 1) split_k_sum(M, N, splits, out, C);
 }
 
-// One tuning instance: pipeline depth, tile order, groups in flight and split of K fixed.
-template <int STAGES, int GROUP = 1, int IN_FLIGHT = 1, int SPLIT = 1>
+// One tuning instance: tile BM x BN (BM = 64 x CONSUMERS), pipeline depth, tile order, groups
+// in flight and split of K fixed.
+template <int BM, int BN, int STAGES, int GROUP = 1, int IN_FLIGHT = 1, int SPLIT = 1>
 void launch_wgmma(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *Bt,
                   int ldb, float *C) {
-    run_wgmma<STAGES, GROUP, IN_FLIGHT>(SPLIT, M, N, K, A, lda, Bt, ldb, C);
+    run_wgmma<BM, BN, STAGES, GROUP, IN_FLIGHT>(SPLIT, M, N, K, A, lda, Bt, ldb, C);
 }
+
+// --8<-- [start:per_size]
+// The tile chosen per size by the wave model (common.cuh), as for the FP32 warp tile: 128x256
+// unless its blocks leave more than half of the SMs' slots idle over all waves; then 128x128
+// on the same test; then 64x128 (one consumer warpgroup, a group of wgmmas left in flight).
+// 1024^3 on 132 SMs: 32, 64 and 128 blocks in one wave: 24 %, 48 %, 97 % busy: 64x128.
+inline void launch_wgmma_auto(int M, int N, int K, const __nv_bfloat16 *A, int lda,
+                              const __nv_bfloat16 *Bt, int ldb, float *C) {
+    const long sms = sm_count();
+    auto use = [&](int bm, int bn) {
+        return wave_use((long)CEIL_DIV(M, bm) * CEIL_DIV(N, bn), sms);
+    };
+    if (use(128, 256) >= 0.5)
+        launch_wgmma<128, 256, 4, 8, 0>(M, N, K, A, lda, Bt, ldb, C);
+    else if (use(128, 128) >= 0.5)
+        launch_wgmma<128, 128, 4, 8, 0>(M, N, K, A, lda, Bt, ldb, C);
+    else
+        launch_wgmma<64, 128, 4, 8, 1>(M, N, K, A, lda, Bt, ldb, C);
+}
+// --8<-- [end:per_size]
