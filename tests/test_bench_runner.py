@@ -447,6 +447,28 @@ def test_resume_validates_every_field_of_the_partial_file(toy, tmp_path, capsys,
     assert not out_file.exists()
 
 
+def test_finish_writes_the_partial_as_it_stands_and_names_what_it_lacks(toy, tmp_path, capsys):
+    """An interrupted run whose machine is gone: its partial file made final, measuring nothing,
+    keeping its own machine, date and commit, with a note naming every pair it lacks."""
+    out_file, partial = tmp_path / "r.json", tmp_path / "r.partial.json"
+    kept = partial_doc(toy, code={"commit": "f" * 40, "dirty": False},
+                       system={"date": "2026-01-02T03:04:05+00:00", "gpus": []})
+    partial.write_text(json.dumps(kept))
+    capsys.readouterr()
+    assert run_cli.main(toy, ["--output", str(out_file), "--finish", "--cases", "small"]) == 0
+    doc = results.read_results(out_file, current=True)
+    assert doc["partial"] is False and doc["measurements"] == kept["measurements"]
+    assert doc["code"] == kept["code"] and doc["system"] == kept["system"]  # not this machine's
+    (said,) = [n for n in doc["notes"] if "run.py --finish" in n]
+    lacking = [f"small/{v}" for v in toy.cases["small"].variants or toy.runnable() if v != "good"]
+    assert said.endswith("not measured: " + ", ".join(
+        lacking + (["the compile times"] if toy.compiled else [])))
+    assert not partial.exists()
+    with pytest.raises(SystemExit) as exit_:  # nothing left to finish: one line, exit 2
+        run_cli.main(toy, ["--output", str(out_file), "--finish"])
+    assert exit_.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+
+
 def wait_until(proc, file: str, text: str) -> None:
     """Until /proc/<pid>/<file> mentions text (the process has got that far), or it ends."""
     deadline = time.monotonic() + 60

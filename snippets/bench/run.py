@@ -81,8 +81,33 @@ def parser(name: str) -> cli.Parser:
     p.add_argument("--output", help="results file to write (JSON)")
     p.add_argument("--resume", action="store_true",
                    help="keep what <output>.partial.json already holds and run only the rest")
+    p.add_argument("--finish", action="store_true",
+                   help="write <output> from <output>.partial.json as it stands, measuring "
+                        "nothing (for a run whose machine is gone); a note names what it lacks")
     p.add_argument("--probe-compile", action="store_true", help=argparse.SUPPRESS)
     return p
+
+
+def finish(bench: runner.Benchmark, doc: dict, partial: Path, output: Path,
+           cases: list[str]) -> int:
+    """The partial file made final as it stands: its own machine, date and commit, its
+    measurements untouched, and a note naming every case/variant (and the compile times) that
+    the interrupted run had not measured."""
+    done = {tuple(pair) for pair in doc["completed"]}
+    lacking = [f"{case}/{variant}" for case in cases
+               for variant in bench.cases[case].variants or bench.runnable()
+               if (case, variant) not in done]
+    if bench.compiled and tuple(runner.COMPILE) not in done:
+        lacking.append("the compile times")
+    notes = [n for n in doc["notes"] if n != PARTIAL_NOTE]
+    notes.append("finished from the partial file of an interrupted run (run.py --finish), "
+                 "nothing measured afterwards; not measured: " + (", ".join(lacking) or "nothing"))
+    results.write_results(output, bench.name, doc["system"], doc["measurements"], notes,
+                          quick_check=bool(doc.get("quick_check")), code=doc.get("code"),
+                          variants=doc.get("variants") or bench.described())
+    partial.unlink(missing_ok=True)
+    print(f"results written to {output} (not measured: {', '.join(lacking) or 'nothing'})")
+    return 0
 
 
 def previous_run(partial: Path, bench: runner.Benchmark) -> dict:
@@ -144,6 +169,14 @@ def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
         p.error(f"unknown case {', '.join(unknown)}; choose from {', '.join(bench.cases)}")
     partial = cli.partial_path(output)
     previous = {}
+    if args.finish:
+        if not partial.exists():
+            p.error(f"--finish: {partial} does not exist")
+        try:
+            previous = previous_run(partial, bench)
+        except (OSError, ValueError) as exc:
+            p.error(f"--finish: {exc}")
+        return finish(bench, previous, partial, output, cases)
     if args.resume:
         try:
             previous = previous_run(partial, bench)
