@@ -63,7 +63,7 @@ print(",".join(map(str, max(rows, key=lambda r: r["share"])["tiles"])) if rows e
 ' "$RESULTS_DIR/matmul-numba-tiles.jsonl")
 export MATMUL_NUMBA_WARPTILE
 echo "Numba warp tile picked: ${MATMUL_NUMBA_WARPTILE:-the default of sgemm_numba_tiles.py}"
-timeout 170 python3 snippets/bench/run.py matmul \
+timeout 240 python3 snippets/bench/run.py matmul \
     --compile-runs 1 --output "$RESULTS_DIR/matmul-h200.json"
 # --8<-- [end:bench]
 for f in $(find "$TRITON_CACHE_DIR" -name 'matmul_tma_kernel.cubin'); do
