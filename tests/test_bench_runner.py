@@ -467,6 +467,9 @@ def test_finish_writes_the_partial_as_it_stands_and_names_what_it_lacks(toy, tmp
     with pytest.raises(SystemExit) as exit_:  # nothing left to finish: one line, exit 2
         run_cli.main(toy, ["--output", str(out_file), "--finish"])
     assert exit_.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+    with pytest.raises(SystemExit) as exit_:  # finish or resume, not both
+        run_cli.main(toy, ["--output", str(out_file), "--finish", "--resume"])
+    assert exit_.value.code == 2 and "not allowed with" in capsys.readouterr().err
 
 
 def wait_until(proc, file: str, text: str) -> None:

@@ -7,7 +7,8 @@ A topic's benchmark is snippets/<topic>/benchmark.py: it defines BENCHMARK and e
 Progress goes to stderr; a summary table goes to stdout once the results file is written.
 The output is written whole or not at all. While the run goes on, what is measured so far is kept
 in <name>.partial.json beside it ("partial": true); Ctrl-C leaves an earlier output untouched,
-and --resume continues from the partial file.
+and --resume continues from the partial file; where the machine is gone, --finish writes the
+partial file final as it stands, with a note naming what it lacks.
 
 Ctrl-C at any moment prints one line and exits 130: a benchmark.py makes `from bench import run`
 its first import, and importing this module from a script's `__main__` (or running it) installs,
@@ -79,11 +80,12 @@ def parser(name: str) -> cli.Parser:
                    help="fresh processes per variant and cache state for compile times; "
                         "0 skips (default 2)")
     p.add_argument("--output", help="results file to write (JSON)")
-    p.add_argument("--resume", action="store_true",
-                   help="keep what <output>.partial.json already holds and run only the rest")
-    p.add_argument("--finish", action="store_true",
-                   help="write <output> from <output>.partial.json as it stands, measuring "
-                        "nothing (for a run whose machine is gone); a note names what it lacks")
+    after = p.add_mutually_exclusive_group()  # what to do with an interrupted run's partial file
+    after.add_argument("--resume", action="store_true",
+                       help="keep what <output>.partial.json already holds and run only the rest")
+    after.add_argument("--finish", action="store_true",
+                       help="write <output> from <output>.partial.json as it stands, measuring "
+                            "nothing (for a run whose machine is gone); a note names what it lacks")
     p.add_argument("--probe-compile", action="store_true", help=argparse.SUPPRESS)
     return p
 
