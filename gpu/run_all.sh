@@ -5,7 +5,8 @@
 # (plus $OUT/summary.txt). Python wheels found in .whl/ (e.g. numpy 2.4 for numba-cuda,
 # keras) are installed to a private folder first and put on PYTHONPATH; the `bench` harness is
 # taken from this tree's snippets/bench. OUT, the topics and the wheels are checked before any work.
-# Results files record the git commit of the code. A copied tree without .git cannot tell it,
+# Results files record the sha256 of each source file a run executed, and the git commit of the
+# code. A copied tree without .git cannot tell the commit,
 # and one whose .git is older than its files names the wrong commit: name it from the checkout
 # that sent the tree, expanded there before the command is sent, e.g.
 #   BENCH_GIT_COMMIT=$(git rev-parse HEAD) BENCH_GIT_DIRTY=$(git status --porcelain -uno | grep -q . && echo 1 || echo 0) OUT=... bash gpu/run_all.sh ...

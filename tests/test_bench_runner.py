@@ -5,6 +5,7 @@ on the Mandelbrot smoke case."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -220,6 +221,9 @@ def test_cli_writes_a_valid_results_file_with_compile_times(toy_file, tmp_path):
     assert first["repeats"] == 2 and first["clock"] == "host (fresh process)"
     assert "toy.json" in doc["system"]["command"]
     assert doc["code"]["commit"] and doc["partial"] is False and doc["quick_check"] is False
+    sources = doc["code"]["sources"]  # what it ran, hashed: the script and the harness
+    assert sources[str(toy_file)] == hashlib.sha256(toy_file.read_bytes()).hexdigest()
+    assert {"snippets/bench/runner.py", "snippets/bench/timing.py"} <= sources.keys()
     assert "[" in proc.stderr and "small: good" in proc.stderr  # progress on stderr
     assert proc.stdout.splitlines()[-1] == f"results written to {out_file}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["toy.json", "toy_benchmark.py"]
@@ -434,6 +438,10 @@ def partial_doc(toy, **change) -> dict:
     ({"measurements": ["x"]}, "measurement 0 is not an object"),
     ({"measurements": 3}, "measurements must be a list"),
     ({"notes": [1]}, "notes must be a list of strings"),
+    ({"code": {"commit": "x", "dirty": None, "sources": {"a.py": "f00"}}},
+     "code.sources must map each source file to its sha256"),
+    ({"code": {"commit": "x", "dirty": None, "sources": {"snippets/bench/runner.py": "0" * 64}}},
+     "was measured by other code (snippets/bench/runner.py changed since)"),
 ])
 def test_resume_validates_every_field_of_the_partial_file(toy, tmp_path, capsys, change,
                                                           message):

@@ -542,9 +542,15 @@ def test_compute_capability_rule(doc, cc, archs, runs):
 
 @pytest.mark.parametrize(("driver", "cuda"), [
     ("535.104.05", "12.2"), ("580.95.05", "13.0"), ("570.26", "12.8"), ("450.51.05", "11.0"),
-    ("600.10", "13.2"), ("440.33", None), ("", None)])
+    ("600.10", "13.2"), ("615.71.09", "13.4"), ("614.99", "13.3"), ("440.33", None), ("", None)])
 def test_cuda_version_of_a_driver(doc, driver, cuda):
     assert doc.cuda_for_driver(driver) == cuda
+
+
+def test_the_driver_a_cuda_release_needs(doc):
+    assert doc.driver_needed_for("13.2") == "595.45.04 or newer"
+    assert doc.driver_needed_for("13.4") == "a driver of branch R615 or newer"  # no exact figure
+    assert doc.driver_needed_for("13.5") == "branch 580 or newer"  # not in the table: the major's
 
 
 def compat_rows() -> list[dict]:
@@ -640,7 +646,8 @@ def test_driver_table_renderer(renderers):
                 if "cuda-driver-compat.csv" in l and l.startswith("<!-- render table"))
     md = render_markdown(line.replace("13.*,12.*", "13.*"), ROOT / "docs", "troubleshooting.md")
     assert "| CUDA 13.0 GA | ≥ 580.65.06 | — |" in md
-    assert "| CUDA 13.3 GA | ≥ 610.43.02* | — |" in md  # not read in Table 3 itself: flagged
+    assert "| CUDA 13.3 GA | ≥ 610.43.02* | ≥ R610 |" in md  # not read in Table 3 itself: flagged
+    assert "| CUDA 13.4 GA | ≥ R615 | ≥ R615 |" in md  # NVIDIA names only the branch from 13.4
     assert "| CUDA 13.5 GA | — | — |" in md
     assert "CUDA 12" not in md
 

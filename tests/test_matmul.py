@@ -342,11 +342,11 @@ def logs():
 
 def fresh(doc: dict) -> bool:
     """Whether a results file was measured from the matmul code of this checkout (the page's
-    staleness test; where git cannot tell, assumed so). The tuning run, the build report and
-    the confirming run come from one run of gpu/matmul.sh."""
-    from renderers.page import changed_since
+    staleness test: the sha256 of every file the run executed). The tuning run, the build
+    report and the confirming run come from one run of gpu/matmul.sh."""
+    from bench import system
 
-    return not changed_since(doc["code"]["commit"], "matmul", ROOT)
+    return system.changed_sources(doc["code"], ROOT) == []
 
 
 def needs_fresh_results():

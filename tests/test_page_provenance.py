@@ -9,7 +9,8 @@ import json
 import pytest
 
 from helpers import ROOT
-from renderers.page import changed_since, provenance, shown_files
+from bench import system
+from renderers.page import provenance, shown_files
 
 DOCS = ROOT / "docs"
 
@@ -47,22 +48,47 @@ def test_every_page_with_a_results_file_or_a_snippet_gets_a_closing_line():
             assert "page-provenance" in provenance(text, DOCS, uri), uri
 
 
-def test_results_whose_code_changed_since_they_were_measured_are_listed_and_said():
-    """Each results file: the files its run executed (topic folder, timing harness) that differ
-    now from the commit it recorded. The page's closing line names them."""
-    head = __import__("subprocess").run(["git", "-C", str(ROOT), "rev-parse", "HEAD"],
-                                        capture_output=True, text=True).stdout.strip()
-    if not head:
-        pytest.skip("not a git checkout")
-    assert changed_since(head, "saxpy", ROOT) == []  # nothing changed since HEAD (committed)
-    old = changed_since("fc668b2", "saxpy", ROOT)  # before the structure step
-    assert old and "snippets/saxpy/saxpy_numba_cuda.py" in old
-    assert changed_since("0" * 40, "saxpy", ROOT) is None  # a commit this checkout lacks
-    page = (DOCS / "kernels" / "saxpy.md").read_text()
-    doc = json.loads((DOCS / "data" / "saxpy-h200.json").read_text())
-    stale = changed_since(doc["code"]["commit"], "saxpy", ROOT)
-    out = provenance(page, DOCS, "kernels/saxpy.md")
-    if stale:
-        assert "code changed since: " + ", ".join(f"`{f}`" for f in stale) in out
-    elif stale == []:
-        assert "code changed since" not in out.split("data/saxpy-h200.json")[1].split(";")[0]
+def test_a_planted_change_to_a_source_a_run_executed_is_found(tmp_path):
+    """code.sources holds the sha256 of each file the run executed; a file edited or removed
+    since is listed, an untouched one is not, and a file that records no sources says so."""
+    (tmp_path / "snippets" / "toy").mkdir(parents=True)
+    lesson, kernel = tmp_path / "snippets/toy/lesson.py", tmp_path / "snippets/toy/k.cu"
+    lesson.write_text("x = 1\n")
+    kernel.write_text("__global__ void k() {}\n")
+    code = {"commit": "unknown", "dirty": None, "sources": {
+        "snippets/toy/lesson.py": system._sha256(lesson),
+        "snippets/toy/k.cu": system._sha256(kernel)}}
+    assert system.changed_sources(code, tmp_path) == []
+    lesson.write_text("x = 2\n")  # the planted change
+    assert system.changed_sources(code, tmp_path) == ["snippets/toy/lesson.py"]
+    kernel.unlink()
+    assert system.changed_sources(code, tmp_path) == ["snippets/toy/lesson.py", "snippets/toy/k.cu"]
+    assert system.changed_sources({"commit": "unknown", "dirty": None}, tmp_path) is None
+
+
+def test_a_run_records_its_topic_folder_and_the_harness_it_imported():
+    hashes = system.source_hashes(ROOT / "snippets" / "saxpy")
+    assert "snippets/saxpy/saxpy_numba_cuda.py" in hashes and "snippets/saxpy/saxpy.cu" in hashes
+    assert "snippets/bench/system.py" in hashes  # imported by this process
+    assert all(not name.startswith("snippets/mandelbrot/") for name in hashes)
+    assert system.changed_sources({"sources": hashes}) == []
+
+
+@pytest.mark.parametrize("rel", sorted(
+    str(p.relative_to(DOCS)) for p in (DOCS / "data").glob("*.json")
+    if '"gpu-survival-toolkit/results/' in p.read_text()[:200]))
+def test_results_whose_code_changed_since_they_were_measured_are_said_on_their_pages(rel):
+    """Every results file: the files its run executed that differ now from what it measured
+    (by sha256). Each page that renders it names them; a file that records none says so."""
+    doc = json.loads((DOCS / rel).read_text())
+    stale = system.changed_sources(doc["code"], ROOT)
+    pages = [p for p in sorted(DOCS.rglob("*.md")) if f"path={rel}" in p.read_text()]
+    for page in pages:
+        out = provenance(page.read_text(), DOCS, str(page.relative_to(DOCS)))
+        said = out.split(f"`{rel}`")[1].split("; `data/")[0].split(";")[1:]
+        if stale:
+            assert "code changed since: " + ", ".join(f"`{f}`" for f in stale) in out, page
+        elif stale is None:
+            assert any("the code it ran is not recorded" in s for s in said), page
+        else:
+            assert not any("changed since" in s or "not recorded" in s for s in said), page

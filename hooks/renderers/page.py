@@ -95,29 +95,12 @@ def shown_files(markdown: str) -> list[str]:
     return list(dict.fromkeys(m["path"] for m in INCLUDE.finditer(markdown)))
 
 
-# What a run executed, besides its topic folder: the harness code that times and checks.
-HARNESS = ("snippets/bench/runner.py", "snippets/bench/timing.py", "snippets/bench/external.py")
-
-
-def changed_since(commit: str, benchmark: str, root: Path) -> list[str] | None:
-    """The files a run of `benchmark` executed that differ now from `commit` (None where the
-    checkout cannot tell: no git, or a commit it does not hold)."""
-    import subprocess
-
-    try:
-        proc = subprocess.run(["git", "-C", str(root), "diff", "--name-only", commit, "--",
-                               f"snippets/{benchmark}", *HARNESS],
-                              capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return proc.stdout.split() if proc.returncode == 0 else None
-
-
 def provenance(markdown: str, docs_dir: Path, page_uri: str) -> str:
     """What closes every page that shows measurements or code: for each results file the page
     renders, the GPU (or CPU), date and commit it was measured with; and each shown file as a
     download served with the site (see the hook's on_files)."""
     from bench import results  # the schema's reader
+    from bench.system import changed_sources  # the check of what the run executed
 
     runs = []
     for rel in dict.fromkeys(RESULTS_ARG.findall(markdown)):
@@ -127,9 +110,9 @@ def provenance(markdown: str, docs_dir: Path, page_uri: str) -> str:
         system, code = doc["system"], doc.get("code") or {}
         gpus = system.get("gpus") or []
         where = gpus[0]["name"] if gpus else system.get("host", {}).get("cpu", "CPU")
-        changed = changed_since(code.get("commit", ""), doc["benchmark"], docs_dir.parent)
+        changed = changed_sources(code, docs_dir.parent)
         since = ("; code changed since: " + ", ".join(f"`{f}`" for f in changed) if changed
-                 else "; its code is not in this checkout's history" if changed is None else "")
+                 else "; the code it ran is not recorded" if changed is None else "")
         runs.append(f"`{rel}`: {where}, {system.get('date', '?')[:10]}, commit "
                     f"`{code.get('commit', 'unknown')[:7]}`"
                     + (" (uncommitted changes)" if code.get("dirty") else "") + since)

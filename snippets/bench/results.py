@@ -5,8 +5,10 @@ Schema (``"schema": "gpu-survival-toolkit/results/2"``)::
     {
       "schema": "gpu-survival-toolkit/results/2",
       "benchmark": "mandelbrot",            # which benchmark wrote it
-      "code": {"commit": "3f2c...", "dirty": false},   # git commit of the code ("unknown"
+      "code": {"commit": "3f2c...", "dirty": false,    # git commit of the code ("unknown"
                                             # outside git; dirty: uncommitted changes, or null)
+               "sources": {"snippets/mandelbrot/mandelbrot.py": "9a1c..."}},  # sha256 of each
+                                            # source file the run executed (bench.system)
       "system": {...},                      # bench.system.describe_system(): date, command,
                                             # host CPU and cores, GPUs, driver, CUDA (driver,
                                             # runtime, nvcc, what frameworks report), libraries
@@ -137,6 +139,10 @@ def validate(doc: dict, current: bool = False) -> None:
         if not (isinstance(code, dict) and isinstance(code.get("commit"), str)
                 and code.get("dirty") in (True, False, None)):
             raise ValueError('code must be {"commit": str, "dirty": true/false/null}')
+        sources = code.get("sources", {})
+        if not (isinstance(sources, dict) and all(
+                isinstance(k, str) and isinstance(v, str) and len(v) == 64 for k, v in sources.items())):
+            raise ValueError("code.sources must map each source file to its sha256 (hex)")
         if not isinstance(doc["system"], dict):
             raise ValueError("system must be an object")
         if not (isinstance(doc["notes"], list) and all(isinstance(n, str) for n in doc["notes"])):

@@ -134,6 +134,10 @@ def previous_run(partial: Path, bench: runner.Benchmark) -> dict:
         if case in bench.cases and bench.cases[case].params != params:
             raise ValueError(f"{partial} measured case {case} with other parameters; delete it "
                              "or run without --resume")
+    changed = system.changed_sources(doc["code"])
+    if changed:
+        raise ValueError(f"{partial} was measured by other code ({', '.join(changed)} changed "
+                         "since); delete it or run without --resume")
     return doc
 
 
@@ -189,6 +193,7 @@ def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
               "instead", file=sys.stderr)
 
     described = system.describe_system()
+    topic = script.parent if script else SNIPPETS / bench.name  # its sources are hashed
     quick = args.repeats < timing.MIN_REPEATS or bool(previous.get("quick_check"))
     previous["notes"] = [n for n in previous.get("notes", []) if n != PARTIAL_NOTE]
     state: dict = {"measurements": previous.get("measurements", []),
@@ -201,8 +206,9 @@ def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
             "case_params": {c: bench.cases[c].params for c in {c for c, _ in state["completed"]}
                             if c in bench.cases}}
         notes = state["notes"] + ([] if final else [PARTIAL_NOTE])
+        code = {**system.code_version(), "sources": system.source_hashes(topic)}
         return results.write_results(path, bench.name, described, state["measurements"], notes,
-                                     quick_check=quick, partial=not final,
+                                     quick_check=quick, partial=not final, code=code,
                                      variants={**bench.described(), **runner.BUILTIN_VARIANTS},
                                      **extra)
 

@@ -1,13 +1,16 @@
 """Describe the machine a benchmark ran on: CPU, GPU, driver, CUDA, library versions, date, command.
 
 Every results file carries this block so a figure can always be traced to its hardware and
-software, and `code_version` (the git commit of the code that measured). Nothing here raises:
-a missing tool or library is recorded as None ("unknown" for a commit outside git).
+software, `code_version` (the git commit of the code that measured) and `source_hashes` (the
+sha256 of every source file the run executed, which `changed_sources` checks against the files of
+a checkout, with or without git). Nothing here raises: a missing tool or library is recorded as
+None ("unknown" for a commit outside git).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import importlib.metadata
 import os
 import platform
@@ -16,6 +19,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from bench import gpu_state
 
@@ -24,6 +28,8 @@ LIBRARIES = ("numpy", "numba", "numba-cuda", "cuda-python", "cuda-bindings", "cu
              "torch", "pyopencl", "pocl-binary-distribution", "nvidia-cuda-runtime-cu12",
              "nvidia-cublas-cu12")
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = Path(__file__).resolve().parents[2]  # the project (snippets/bench/system.py), links resolved
+SOURCE_SUFFIXES = (".py", ".c", ".h", ".cu", ".cuh")  # what a run executes or compiles
 
 
 def _run(cmd: list[str], cwd: str | None = None) -> str | None:
@@ -124,6 +130,44 @@ def code_version() -> dict:
         status = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE)
         return {"commit": sha, "dirty": None if status is None else bool(status)}
     return {"commit": "unknown", "dirty": None}
+
+
+def _key(path: Path) -> str:
+    """A source file's name in a results file: its path from the project's root (absolute for
+    a file outside the project)."""
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def source_hashes(topic: str | os.PathLike) -> dict[str, str]:
+    """The sha256 of every source file a run executed: each source file of its topic folder
+    (the lessons, the benchmark, the kernels it compiles) and each module of the project it
+    imported (the harness, a companion from another folder). Call it when the run ends, when
+    every module it used is loaded."""
+    files = {p.resolve() for p in Path(topic).rglob("*")
+             if p.suffix in SOURCE_SUFFIXES and "__pycache__" not in p.parts and p.is_file()}
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__file__", None)
+        if name and name.endswith(".py") and Path(name).resolve().is_relative_to(ROOT / "snippets"):
+            files.add(Path(name).resolve())
+    hashes = {_key(p): _sha256(p) for p in sorted(files)}
+    return {key: digest for key, digest in hashes.items() if digest}
+
+
+def changed_sources(code: dict, root: str | os.PathLike = ROOT) -> list[str] | None:
+    """The files of a results file's `code.sources` whose content differs now under `root`
+    (or that are gone): the code that measured is no longer the code here. None for a file
+    that records no sources."""
+    sources = code.get("sources") if isinstance(code, dict) else None
+    if not isinstance(sources, dict):
+        return None
+    return [name for name, digest in sources.items() if _sha256(Path(root) / name) != digest]
 
 
 def library_versions() -> dict:

@@ -52,14 +52,16 @@ FRAMEWORKS = ("numba", "cupy", "torch", "tensorflow")
 # Minimum Linux x86_64 driver of each CUDA release (GA), from NVIDIA's CUDA Toolkit Release
 # Notes, Table 3 "CUDA Toolkit and Corresponding Driver Versions" (13.2 Update 2 edition,
 # read 2026-11-29); 13.3 from the driver NVIDIA's 13.3 Linux installer is named after (read
-# 2026-12-02). docs/data/cuda-driver-compat.csv holds the full table with its sources.
+# 2026-12-02). From 13.4 on NVIDIA names only a driver branch ("R615": any driver of that
+# branch or newer; 13.4 Update 1 notes, section 2.2). docs/data/cuda-driver-compat.csv holds
+# the full table with its sources.
 MIN_DRIVER = {
     "11.0": "450.51.05", "11.1": "455.23", "11.2": "460.27.03", "11.3": "465.19.01",
     "11.4": "470.42.01", "11.5": "495.29.05", "11.6": "510.39.01", "11.7": "515.43.04",
     "11.8": "520.61.05", "12.0": "525.60.13", "12.1": "530.30.02", "12.2": "535.54.03",
     "12.3": "545.23.06", "12.4": "550.54.14", "12.5": "555.42.02", "12.6": "560.28.03",
     "12.8": "570.26", "12.9": "575.51.03", "13.0": "580.65.06", "13.1": "590.44.01",
-    "13.2": "595.45.04", "13.3": "610.43.02",
+    "13.2": "595.45.04", "13.3": "610.43.02", "13.4": "R615",
 }
 # Minor-version compatibility (same table's Table 2): any driver of at least this branch runs
 # programs built with any toolkit of that CUDA major version, with limits (no newer PTX JIT).
@@ -261,7 +263,8 @@ def driver_needed_for(cuda: str) -> str:
     mm = major_minor(cuda)
     key = f"{mm[0]}.{mm[1]}" if mm else cuda
     if key in MIN_DRIVER:
-        return f"{MIN_DRIVER[key]} or newer"
+        need = MIN_DRIVER[key]
+        return f"a driver of branch {need} or newer" if need.startswith("R") else f"{need} or newer"
     if mm and mm[0] in MIN_BRANCH_FOR_MAJOR:
         return f"branch {MIN_BRANCH_FOR_MAJOR[mm[0]]} or newer"
     return "a newer driver"

@@ -3,13 +3,14 @@ interleaved rounds, then one profiler trace of each row reduced to where a step'
 
 Each sample is one epoch over the row's images, timed on the host clock (the epoch returns the
 loss as a Python float, so every step has finished). After every row is built (compiled, one
-warm epoch), one uncounted warm-up epoch of each row runs in round order; then each of `rounds`
-rounds runs every row in turn for at least `per_round` epochs and at least `round_s` seconds,
-with Python's garbage collector off. The GPU rows' rounds come first, the CPU rows' after them,
+warm epoch), each row warms up again in round order for at least `warm_s` seconds, uncounted;
+then each of `rounds` rounds runs every row in turn for at least `per_round` epochs and at least
+`round_s` seconds, with Python's garbage collector off. Before each round a fixed piece of host
+work is timed (`host_probe`): a round slow together with it was a slow host, not slow code. The GPU rows' rounds come first, the CPU rows' after them,
 so that no CPU row's threads share the host with a GPU row's round. Torch's thread count is set
 once, before any row is built. Prints one `BENCH {json}` line per row (bench.external's format):
-seconds per image, FLOP per image, each round's median, epochs, seconds and the hypervisor's
-steal share of the host's CPU time, and the trace's breakdown of a step.
+seconds per image, FLOP per image, each round's median, epochs, seconds, the hypervisor's
+steal share of the host's CPU time and the host probe, and the trace's breakdown of a step.
 """
 
 from __future__ import annotations
@@ -189,10 +190,24 @@ def host_times() -> tuple[int, int] | None:
     return (fields[7], sum(fields)) if len(fields) == 8 else None
 
 
+def host_probe() -> float:
+    """Milliseconds of a fixed piece of host work (a Python loop, then a 4 MB NumPy copy), the
+    median of five: the host's own speed just before a round, to tell a slow round's cause."""
+    data, times = np.ones(1 << 20, dtype=np.float32), []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        sum(i * i for i in range(20_000))
+        data.copy()
+        times.append(time.perf_counter() - t0)
+    return round(statistics.median(times) * 1e3, 3)
+
+
 def timed_round(epoch, n: int, per_round: int, round_s: float) -> tuple[list[float], dict]:
     """Epochs of one row until at least `per_round` ran and `round_s` seconds passed: seconds
-    per image of each, and the round's record (median images/s, epochs, seconds, steal share)."""
+    per image of each, and the round's record (median images/s, epochs, seconds, steal share,
+    the host probe timed just before)."""
     gc.collect()
+    probe = host_probe()
     gc.disable()  # a collection inside a timed epoch would land on one row's round
     before, cpu, start, mine = host_times(), time.process_time(), time.perf_counter(), []
     try:
@@ -207,13 +222,13 @@ def timed_round(epoch, n: int, per_round: int, round_s: float) -> tuple[list[flo
     if before and after and after[1] > before[1]:
         steal = round((after[0] - before[0]) / (after[1] - before[1]), 4)
     return mine, {"images_per_s": round(1 / statistics.median(mine), 1), "epochs": len(mine),
-                  "seconds": round(wall, 3), "steal": steal, "loss": loss,
+                  "seconds": round(wall, 3), "steal": steal, "host_ms": probe, "loss": loss,
                   "cpu_per_s": round((time.process_time() - cpu) / wall, 2)}
 
 
-def measure(rows: list[str], rounds: int = 3, per_round: int = 6, round_s: float = 1.0,
-            scale: float = 1.0, trace: bool = True, build_s: float = float("inf"),
-            say=print) -> list[dict]:
+def measure(rows: list[str], rounds: int = 3, per_round: int = 6, round_s: float = 3.0,
+            warm_s: float = 1.0, scale: float = 1.0, trace: bool = True,
+            build_s: float = float("inf"), say=print) -> list[dict]:
     """BENCH records (dicts) for `rows`, measured together; a row that fails is left out, and
     so is every row not yet built (compiled, warmed) `build_s` seconds after the start."""
     from climb import train_flop_per_image
@@ -244,8 +259,11 @@ def measure(rows: list[str], rounds: int = 3, per_round: int = 6, round_s: float
     gc.freeze()  # what the builds left is never collected again: short collections per round
     for group in ([r for r in built if not r.startswith("cpu")],
                   [r for r in built if r.startswith("cpu")]):
-        for row in group:  # the warm-up round: one epoch each, in round order, not counted
+        for row in group:  # the warm-up round: warm_s seconds each, in round order, not counted
+            start = time.perf_counter()
             built[row]["epoch"]()
+            while time.perf_counter() - start < warm_s:
+                built[row]["epoch"]()
         for r in range(rounds):
             for row in group:
                 b = built[row]
@@ -254,7 +272,8 @@ def measure(rows: list[str], rounds: int = 3, per_round: int = 6, round_s: float
                 b["samples"] += mine
                 b["rounds"].append(got)
                 say(f"round {r + 1}: {row}: {got['images_per_s']:,.0f} images/s "
-                    f"({got['epochs']} epochs, {got['seconds']:.2f} s, steal {got['steal']})")
+                    f"({got['epochs']} epochs, {got['seconds']:.2f} s, steal {got['steal']}, "
+                    f"host probe {got['host_ms']} ms)")
     records = []
     for row, b in built.items():
         steps = b["n"] // b["batch"]
