@@ -200,3 +200,15 @@ def test_train_history_facts(renderers):
     assert fact(docs, path=HISTORY, fact="steady") == f"{history['images']['train'] / median:,.0f}"
     first = renderers.get_value("cell")(docs, HISTORY, "{seconds:.1f}", key="epochs")
     assert first == f"{history['epochs'][0]['seconds']:.1f}"
+
+
+def test_the_pages_reading_of_the_slow_rounds_holds():
+    """climb.md: in every row whose rounds differ by more than 1.15, the slowest round is the
+    one with the highest steal share (the hypervisor's), as the page says."""
+    doc = json.loads((ROOT / "docs/data/keras-climb-h200.json").read_text())
+    for m in doc["measurements"]:
+        rounds = m["extra"]["rounds"]
+        rates = [r["images_per_s"] for r in rounds]
+        if max(rates) / min(rates) > 1.15:
+            slowest = rates.index(min(rates))
+            assert rounds[slowest]["steal"] == max(r["steal"] for r in rounds), m["variant"]

@@ -67,9 +67,18 @@ def test_a_planted_change_to_a_source_a_run_executed_is_found(tmp_path):
 
 
 def test_a_run_records_its_topic_folder_and_the_harness_it_imported():
-    hashes = system.source_hashes(ROOT / "snippets" / "saxpy")
+    import subprocess
+    import sys
+
+    # A fresh process, as a run is: what it imported is what this test expects, not what
+    # other tests of this worker imported.
+    proc = subprocess.run([sys.executable, "-c", "import json, sys; from bench import system; "
+                           "print(json.dumps(system.source_hashes(sys.argv[1])))",
+                           str(ROOT / "snippets" / "saxpy")], capture_output=True, text=True,
+                          check=True, timeout=60)
+    hashes = json.loads(proc.stdout)
     assert "snippets/saxpy/saxpy_numba_cuda.py" in hashes and "snippets/saxpy/saxpy.cu" in hashes
-    assert "snippets/bench/system.py" in hashes  # imported by this process
+    assert "snippets/bench/system.py" in hashes  # imported by the process
     assert all(not name.startswith("snippets/mandelbrot/") for name in hashes)
     assert system.changed_sources({"sources": hashes}) == []
 
