@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import types
@@ -339,6 +340,29 @@ def test_cli_output_checks_and_atomic_write(tmp_path):
     cli.atomic_write(target, "new")
     assert target.read_text() == "new"
     assert cli.partial_path(target) == tmp_path / "r.partial.json"
+
+
+@pytest.mark.parametrize("writer", ["bench/cli.py:atomic_write", "doctor/gpu_doctor.py",
+                                    "aws/refresh_prices.py", "opencl/register_intel_cpu.py"])
+def test_a_pipe_or_a_device_is_written_in_place_not_replaced(tmp_path, writer):
+    """Every atomic writer of the project, given a FIFO (as /dev/stdout or /dev/null would be):
+    the data goes through it and it is still a FIFO. Renaming a file over it would replace it,
+    and as root that replaces /dev/null itself."""
+    import stat
+    import threading
+
+    from helpers import load_snippet
+
+    write = (cli.atomic_write if writer.startswith("bench/")
+             else load_snippet(writer).write_atomically)
+    fifo, got = tmp_path / "out", []
+    os.mkfifo(fifo)
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    write(fifo, "through the pipe\n")
+    reader.join(timeout=10)
+    assert got == ["through the pipe\n"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary file left
 
 
 def test_atomic_write_writes_through_a_symlink(tmp_path):

@@ -118,18 +118,24 @@ def output_path(text: str) -> Path:
 def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
     """Write a file whole or not at all: a temporary file beside it, then os.replace.
 
-    A symlink is written through (its target is replaced; the link stays a link). An I/O error
-    (a full disk, a file-size limit) raises CannotWrite naming `path`; the earlier file is intact.
+    A symlink is written through (its target is replaced; the link stays a link). A device or a
+    pipe (/dev/stdout, a FIFO) is written in place: renaming a file over it would replace it. An
+    I/O error (a full disk, a file-size limit) raises CannotWrite naming `path`; the earlier file
+    is intact.
     """
     path = Path(path)
     real = path.resolve()
     tmp = real.with_name(f".{real.name}.{os.getpid()}.tmp")
     try:
-        if isinstance(data, bytes):
+        if path.exists() and not path.is_file():
+            with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+                f.write(data)
+        elif isinstance(data, bytes):
             tmp.write_bytes(data)
+            os.replace(tmp, real)
         else:
             tmp.write_text(data)
-        os.replace(tmp, real)
+            os.replace(tmp, real)
     except OSError as exc:
         raise CannotWrite(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
     finally:

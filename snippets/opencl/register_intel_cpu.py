@@ -47,7 +47,12 @@ def intel_library(prefix: Path = Path(sys.prefix)) -> Path | None:
 
 def write_atomically(path: Path, data: str | bytes) -> None:
     """Write through a temporary file and rename it: a reader never sees half a file. A symlink
-    is written through: its target is replaced, the link stays."""
+    is written through: its target is replaced, the link stays. A device or a pipe (/dev/stdout,
+    a FIFO) is written in place: renaming a file over it would replace it."""
+    if Path(path).exists() and not Path(path).is_file():
+        with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+            f.write(data)
+        return
     path = Path(path).resolve()
     tmp = path.with_name(f".{path.name}.partial")
     try:
