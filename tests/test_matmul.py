@@ -350,8 +350,12 @@ def fresh(doc: dict) -> bool:
 
 
 def needs_fresh_results():
-    if not fresh(json.loads(RESULTS.read_text())):
-        pytest.skip("docs/data/matmul-*-h200 predate snippets/matmul: re-run gpu/matmul.sh")
+    if not fresh(doc := json.loads(RESULTS.read_text())):
+        from bench import system
+
+        changed = system.changed_sources(doc["code"], ROOT)
+        pytest.skip("docs/data/matmul-*-h200 were measured by other code "
+                    f"({', '.join(changed or ['no sources recorded'])}): re-run gpu/matmul.sh")
 
 
 def shares(doc: dict) -> dict:

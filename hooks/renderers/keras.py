@@ -84,10 +84,13 @@ def keras_rounds(docs_dir: Path, path: str, over: float = 1.15) -> str:
     """Each round of the rows whose rounds' highest/lowest exceeds `over`: images/s, the
     hypervisor's steal share of the host's CPU time, and the host probe timed before it."""
     doc, found = _climb(docs_dir, path)
-    rows = [[label(doc, key), *(f"**{r['images_per_s']:,.0f}**<br>steal {100 * r['steal']:.2f}&nbsp;% · "
-                                f"probe {r['host_ms']:.2f}&nbsp;ms" for r in m["extra"]["rounds"])]
-            for key, m in found.items()
-            for ips in [m["extra"]["rounds_images_per_s"]] if max(ips) / min(ips) > float(over)]
+    rows = []
+    for key, m in found.items():
+        rates = m["extra"]["rounds_images_per_s"]
+        if max(rates) / min(rates) > float(over):
+            rows.append([label(doc, key), *(
+                f"**{r['images_per_s']:,.0f}**<br>steal {100 * r['steal']:.2f}&nbsp;% · "
+                f"probe {r['host_ms']:.2f}&nbsp;ms" for r in m["extra"]["rounds"])])
     width = max((len(r) for r in rows), default=1) - 1
     return markdown_table(["row", *(f"round {i + 1}" for i in range(width))], rows,
                           "l" + "r" * width) + "\n"
