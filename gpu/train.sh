@@ -3,8 +3,9 @@
 # H200 (budget: 480 s), outputs in $RESULTS_DIR:
 # 1. climb: `run.py keras --cases climb` (climb.py, climb_torch.py, climb_bench.py): every row of
 #    the climb (steps 1-11), the two rows without augmentation, the PyTorch anchor and the CPU rows
-#    in one process, 3 rounds of at least 3 s each after 1 s of warm-up, with a profiler
-#    trace of each GPU row
+#    in one process, 3 rounds of at least 3 s each after 1 s of warm-up (a round that lost more
+#    than 1.5 % of the host's CPU time to the hypervisor runs again), with a profiler trace of
+#    each GPU row
 #    -> keras-climb-h200.json (docs/data/), climb-log.txt.
 # 2. files: train.py as a reader runs it: 25,000 JPEG files at 64x64 from make_dataset.py, then
 #    train.py --batch-size 1024 --mixed-precision for 6 epochs with validation and checkpoints ->

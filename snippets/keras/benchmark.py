@@ -87,12 +87,13 @@ CASES = {
                                 default=False,
                                 note="one GPU against two at the same global batch of 1,024"),
     "climb": Case(params={"rounds": 3, "per_round": 6, "round_s": 3.0, "warm_s": 1.0,
-                          "scale": 1.0, "trace": True, "build_s": 170},
+                          "retries": 2, "scale": 1.0, "trace": True, "build_s": 170},
                   variants=("climb-default",), default=False,
                   note="the climb: every row in one process; after at least 1 s of uncounted "
                        "warm-up epochs each, 3 interleaved rounds (GPU rows, then CPU rows), "
-                       "each row at least 6 epochs and 3 s a round; a sample is one epoch, its "
-                       "figure seconds per image"),
+                       "each row at least 6 epochs and 3 s a round; a round that lost more "
+                       "than 1.5 % of the host's CPU time to steal runs again (up to 2 times); "
+                       "a sample is one epoch, its figure seconds per image"),
     "cpu-smoke": _case(True, 64, ("cpu-float32",), batch=32, size=32, default=False,
                        note="a quick check of the code path (tests), not a result"),
 }
@@ -131,7 +132,7 @@ def setup(variant: str, p: dict) -> Prepared:
         rows = [r for r in ROWS if p.get("rows") is None or r in p["rows"]]
         return Prepared(external=lambda: output(
             rows, rounds=p["rounds"], per_round=p["per_round"], round_s=p["round_s"],
-            warm_s=p["warm_s"],
+            warm_s=p["warm_s"], retries=p.get("retries", 2),
             scale=p["scale"], trace=p["trace"], build_s=p.get("build_s", float("inf")),
             say=lambda text: print(text, file=sys.stderr, flush=True)))
     import keras
