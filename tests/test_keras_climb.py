@@ -106,6 +106,7 @@ def test_rounds_have_a_floor_a_warm_up_and_the_cpu_rows_last(monkeypatch):
         return epoch, 64, 16, {}, "jax"
 
     monkeypatch.setattr(bench, "build", build)
+    monkeypatch.setattr(bench, "host_times", lambda: None)  # this machine's steal: its own test
     got = {r["variant"]: r for r in bench.measure(["cpu-keras-xla", "climb-xla", "climb-scan"],
                                                   rounds=3, per_round=4, round_s=0.03,
                                                   warm_s=0.05, trace=False, say=lambda text: None)}
@@ -113,7 +114,7 @@ def test_rounds_have_a_floor_a_warm_up_and_the_cpu_rows_last(monkeypatch):
         rounds = r["extra"]["rounds"]
         assert len(rounds) == 3 and all(g["epochs"] >= 4 and g["seconds"] >= 0.03 for g in rounds)
         assert len(r["samples_s"]) == sum(g["epochs"] for g in rounds)
-        assert all(g["counted"] for g in rounds)  # no steal here: none set aside
+        assert all(g["counted"] and g["steal"] is None for g in rounds)  # no /proc/stat
         warm_up = ran.count(row) - len(r["samples_s"]) - 2  # less the compile and warm epochs
         # >= warm_s, not one epoch: 0.05 s of 0.002-s epochs (3 even if each sleep took 8x)
         assert warm_up >= (3 if row == "climb-xla" else 1)
@@ -235,13 +236,24 @@ def test_train_history_facts(renderers):
     assert first == f"{history['epochs'][0]['seconds']:.1f}"
 
 
-def test_the_pages_reading_of_the_slow_rounds_holds():
-    """climb.md: in every row whose rounds differ by more than 1.15, the slowest round is the
-    one with the highest steal share (the hypervisor's), as the page says."""
+def test_the_pages_reading_of_the_noisy_rows_holds():
+    """climb.md's Noise paragraph: the rows outside 1.15 are Keras's default and the PyTorch CPU
+    row, both host-bound (the default's GPU busy under 5 % of a step); in neither is the slowest
+    round the one with the highest steal share; every row with the GPU busy at least 80 % of a
+    step agrees within 1.05; and every set-aside round was above the steal limit."""
     doc = json.loads((ROOT / "docs/data/keras-climb-h200.json").read_text())
+    limit, outside = load_snippet(BENCH).STEAL_LIMIT, {}
     for m in doc["measurements"]:
-        rounds = m["extra"]["rounds"]
+        rounds = [r for r in m["extra"]["rounds"] if r["counted"]]
         rates = [r["images_per_s"] for r in rounds]
+        busy = m["extra"]["trace"].get("gpu_busy")
         if max(rates) / min(rates) > 1.15:
+            outside[m["variant"]] = busy
             slowest = rates.index(min(rates))
-            assert rounds[slowest]["steal"] == max(r["steal"] for r in rounds), m["variant"]
+            assert rounds[slowest]["steal"] < max(r["steal"] for r in rounds), m["variant"]
+        if busy is not None and busy >= 0.8:
+            assert max(rates) / min(rates) <= 1.05, m["variant"]
+        tries = [r for r in m["extra"]["rounds"] if not r["counted"]]
+        assert all(r["steal"] > limit for r in tries), m["variant"]
+    assert set(outside) == {"climb-default", "cpu-torch"}
+    assert outside["climb-default"] < 0.05 and outside["cpu-torch"] is None

@@ -79,9 +79,9 @@ def keras_climb(docs_dir: Path, path: str, groups: str = "climb") -> str:
                            "GPU busy", "TFLOP/s", "× step before"], rows, "llrrrrr") + "\n"
 
 
-def _round_cell(i: int, r: dict) -> str:
-    number, steal = r.get("round", i + 1), f"{100 * r['steal']:.2f}&nbsp;%"
-    if r.get("counted", True):
+def _round_cell(r: dict) -> str:
+    number, steal = r["round"], f"{100 * r['steal']:.2f}&nbsp;%"
+    if r["counted"]:
         return f"{number}: **{r['images_per_s']:,.0f}** ({steal})"
     return f"{number}: ~~{r['images_per_s']:,.0f}~~ ({steal}, set aside)"
 
@@ -96,9 +96,9 @@ def keras_rounds(docs_dir: Path, path: str, over: float = 1.15) -> str:
     for key, m in found.items():
         rates, rounds = m["extra"]["rounds_images_per_s"], m["extra"]["rounds"]
         ratio = max(rates) / min(rates)
-        if ratio > float(over) or not all(r.get("counted", True) for r in rounds):
+        if ratio > float(over) or not all(r["counted"] for r in rounds):
             rows.append([label(doc, key), f"{ratio:.2f}",
-                         " · ".join(_round_cell(i, r) for i, r in enumerate(rounds))])
+                         " · ".join(_round_cell(r) for r in rounds)])
     return markdown_table(["row", "counted rounds: highest/lowest",
                            "round: images/s (steal share)"], rows, "lrl") + "\n"
 
@@ -123,8 +123,12 @@ def keras_step_time(docs_dir: Path, path: str, variants: str) -> str:
 @value("keras.climb")
 def climb_fact(docs_dir: Path, path: str, variant: str = "", fact: str = "", over: str = "") -> str:
     """busy (GPU-busy share), spread (rounds' highest/lowest) of a variant; over=VARIANT: how many
-    times its images/s; no variant: fact=widest (largest spread, its label) or within15."""
+    times its images/s; no variant: fact=widest (largest spread, its label), within15, or
+    set_aside (how many rounds the steal rule set aside and ran again)."""
     doc, found = _climb(docs_dir, path)
+    if fact == "set_aside":
+        n = sum(not r["counted"] for m in found.values() for r in m["extra"]["rounds"])
+        return {0: "no round", 1: "one round"}.get(n, f"{n} rounds")
     spread = {k: max(r) / min(r) for k, m in found.items()
               for r in [m["extra"]["rounds_images_per_s"]]}
     if fact in ("widest", "within15"):
