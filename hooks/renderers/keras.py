@@ -55,6 +55,12 @@ def _step_ms(m: dict) -> float:
     return m["median_s"] * m["params"]["batch_size"] * 1e3
 
 
+def _spread(m: dict) -> float:
+    """The counted rounds' highest images/s over their lowest."""
+    rates = m["extra"]["rounds_images_per_s"]
+    return max(rates) / min(rates)
+
+
 def _busy(m: dict) -> float | None:
     """The GPU's busy time per step in a profiler trace, over the untraced step's time."""
     t = m["extra"].get("trace") or {}
@@ -71,7 +77,7 @@ def keras_climb(docs_dir: Path, path: str, groups: str = "climb") -> str:
         m, climbing = found[key], doc["variants"][key]["group"] == "climb"
         rate, rounds, busy = 1 / m["median_s"], m["extra"]["rounds_images_per_s"], _busy(m)
         rows.append([doc["variants"][key]["step"], label(doc, key), f"**{rate:,.0f}**",
-                     f"{min(rounds):,.0f}–{max(rounds):,.0f} ({max(rounds) / min(rounds):.2f})",
+                     f"{min(rounds):,.0f}–{max(rounds):,.0f} ({_spread(m):.2f})",
                      "—" if busy is None else f"{busy:.0%}", f"{rate * m['flops'] / 1e12:.2f}",
                      f"{rate / before:.2f}×" if climbing and before else "—"])
         before = rate if climbing else before
@@ -94,8 +100,7 @@ def keras_rounds(docs_dir: Path, path: str, over: float = 1.15) -> str:
     doc, found = _climb(docs_dir, path)
     rows = []
     for key, m in found.items():
-        rates, rounds = m["extra"]["rounds_images_per_s"], m["extra"]["rounds"]
-        ratio = max(rates) / min(rates)
+        rounds, ratio = m["extra"]["rounds"], _spread(m)
         if ratio > float(over) or not all(r["counted"] for r in rounds):
             rows.append([label(doc, key), f"{ratio:.2f}",
                          " · ".join(_round_cell(r) for r in rounds)])
@@ -129,8 +134,7 @@ def climb_fact(docs_dir: Path, path: str, variant: str = "", fact: str = "", ove
     if fact == "set_aside":
         n = sum(not r["counted"] for m in found.values() for r in m["extra"]["rounds"])
         return {0: "no round", 1: "one round"}.get(n, f"{n} rounds")
-    spread = {k: max(r) / min(r) for k, m in found.items()
-              for r in [m["extra"]["rounds_images_per_s"]]}
+    spread = {k: _spread(m) for k, m in found.items()}
     if fact in ("widest", "within15"):
         key = max(spread, key=spread.get)
         return (f"{spread[key]:.2f} (“{label(doc, key)}”)" if fact == "widest"
