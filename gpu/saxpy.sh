@@ -2,6 +2,7 @@
 # SAXPY on a GPU machine. Writes into $RESULTS_DIR:
 #   saxpy-h200.json       python snippets/bench/run.py saxpy (CPU, three GPU rounds, small sizes)
 #   saxpy-run.txt         what the runner printed
+#   saxpy-lesson.txt      ./build/saxpy: the CUDA C lesson's own check of each kernel
 #   saxpy-numba-ptx.txt   the global loads/stores of each Numba kernel, PTX and SASS
 #   saxpy-bar.txt         the bar tests (each kernel >= the fastest copy of its round)
 #   saxpy-ncu.txt, saxpy-cupy-source.cu   with SAXPY_NCU=1: Nsight Compute on the CuPy kernels and
@@ -9,9 +10,10 @@
 # SAXPY_CASES=a,b limits the runner to those cases (default: every default case).
 source "$(dirname "$0")/lib/prelude.sh"  # set -u, cd to the root, RESULTS_DIR, step
 
-step "compile the CUDA C version for Hopper"
+step "compile the CUDA C lesson for Hopper, and run it (each kernel checked once)"
 timeout 60 nvcc -O3 -arch=sm_90 -Xptxas -v -o build/saxpy snippets/saxpy/saxpy.cu 2>&1 \
     | tee "$RESULTS_DIR/saxpy-nvcc.txt" || status=1
+timeout 60 ./build/saxpy 2>&1 | tee "$RESULTS_DIR/saxpy-lesson.txt" || status=1
 
 step "global loads and stores of the Numba kernels (PTX, SASS)"
 (cd snippets/saxpy && timeout 60 python3 show_ptx.py) 2>&1 \
@@ -28,9 +30,13 @@ if [ "${SAXPY_NCU:-0}" = 1 ]; then
         > "$RESULTS_DIR/saxpy-ncu.txt" 2>&1 || status=1
     src=$(grep -l "y = a \* x + y" "$cache"/*/*.cu "$cache"/*.cu 2>/dev/null | head -1)
     [ -n "$src" ] && cp "$src" "$RESULTS_DIR/saxpy-cupy-source.cu"
-    timeout 60 ncu --clock-control none "${sections[@]}" \
-        -k regex:'saxpy_one|saxpy_float4|copy_float' -c 4 ./build/saxpy 67108864 10 \
-        >> "$RESULTS_DIR/saxpy-ncu.txt" 2>&1 || status=1
+    timeout 120 nvcc -O3 -arch=sm_90 -DLESSON='"../saxpy/saxpy.cu"' -o build/bench-saxpy \
+        snippets/bench/runner.cu || status=1
+    for k in one float4 copy_float copy_float4; do  # the first call of each: its check
+        timeout 60 ncu --clock-control none "${sections[@]}" -c 1 ./build/bench-saxpy \
+            --repeats 10 --kernel "cuda_c_$k" 67108864 >> "$RESULTS_DIR/saxpy-ncu.txt" 2>&1 \
+            || status=1
+    done
     grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Memory Throughput|Block Size|Grid Size|Registers|Achieved Occupancy|==PROF==|error" \
         "$RESULTS_DIR/saxpy-ncu.txt" | head -80
 fi
