@@ -100,6 +100,7 @@ def parse(stdout: str) -> list[dict]:
 
 RUNNER = Path(__file__).with_name("runner.cu")  # the C runner: it includes a lesson's table
 BUILD = Path(__file__).resolve().parents[2] / "build"
+COMPILED: set[Path] = set()  # the C sources this process built and ran (bench.system hashes them)
 
 
 def runner_binary(lesson: Path, flags: tuple[str, ...] = ()) -> Path:
@@ -109,6 +110,7 @@ def runner_binary(lesson: Path, flags: tuple[str, ...] = ()) -> Path:
     binary = BUILD / f"bench-{lesson.stem}"
     sources = [RUNNER, *lesson.parent.rglob("*.cu"), *lesson.parent.rglob("*.cuh"),
                *lesson.parent.rglob("*.h")]
+    COMPILED.update(sources)
     if not binary.is_file() or binary.stat().st_mtime < max(s.stat().st_mtime for s in sources):
         if shutil.which("nvcc") is None:
             raise RuntimeError(f"{binary} is missing and nvcc is not on PATH to build it")

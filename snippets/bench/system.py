@@ -145,29 +145,52 @@ def _sha256(path: Path) -> str | None:
         return None
 
 
+# --8<-- [start:measured]
+# Provenance follows what was measured: a results file records the files on its measured path,
+# the lessons, the registry, the timing code and the C runner, and never these, which parse
+# arguments, write files or describe the machine: a fix to them must not mark a GPU run stale.
+NOT_MEASURED = ("snippets/bench/__init__.py", "snippets/bench/cli.py", "snippets/bench/run.py",
+                "snippets/bench/results.py", "snippets/bench/system.py")
+# Tools readers run for their output, which no benchmark imports (results files written before
+# 2026-12-03 hashed their whole topic folder, these among its files).
+TOOLS = ("snippets/keras/train.py", "snippets/keras/predict.py",
+         "snippets/opencl/register_intel_cpu.py", "snippets/doctor/gpu_doctor.py",
+         "snippets/aws/choose_instance.py", "snippets/aws/refresh_prices.py")
+
+
+def measured(name: str) -> bool:
+    return name not in NOT_MEASURED and name not in TOOLS
+# --8<-- [end:measured]
+
+
 def source_hashes(topic: str | os.PathLike) -> dict[str, str]:
-    """The sha256 of every source file a run executed: each source file of its topic folder
-    (the lessons, the benchmark, the kernels it compiles) and each module of the project it
-    imported (the harness, a companion from another folder). Call it when the run ends, when
-    every module it used is loaded."""
+    """The sha256 of every source file on a run's measured path: each module of the project it
+    imported (the registry, the lessons, the harness's timing code, a companion from another
+    folder), each C or CUDA source of its topic folder and each C source the harness compiled
+    (bench/runner.cu), less what `measured` leaves out. Call it when the run ends, when every
+    module it used is loaded."""
+    from bench import external
+
     files = {p.resolve() for p in Path(topic).rglob("*")
-             if p.suffix in SOURCE_SUFFIXES and "__pycache__" not in p.parts and p.is_file()}
+             if p.suffix in SOURCE_SUFFIXES and p.suffix != ".py" and p.is_file()}
+    files |= {Path(p).resolve() for p in external.COMPILED}
     for module in list(sys.modules.values()):
         name = getattr(module, "__file__", None)
         if name and name.endswith(".py") and Path(name).resolve().is_relative_to(ROOT / "snippets"):
             files.add(Path(name).resolve())
-    hashes = {_key(p): _sha256(p) for p in sorted(files)}
+    hashes = {_key(p): _sha256(p) for p in sorted(files) if measured(_key(p))}
     return {key: digest for key, digest in hashes.items() if digest}
 
 
 def changed_sources(code: dict, root: str | os.PathLike = ROOT) -> list[str] | None:
-    """The files of a results file's `code.sources` whose content differs now under `root`
-    (or that are gone): the code that measured is no longer the code here. None for a file
-    that records no sources."""
+    """The files on a results file's measured path (its `code.sources`, less what `measured`
+    leaves out) whose content differs now under `root` (or that are gone): the code that
+    measured is no longer the code here. None for a file that records no sources."""
     sources = code.get("sources") if isinstance(code, dict) else None
     if not isinstance(sources, dict):
         return None
-    return [name for name, digest in sources.items() if _sha256(Path(root) / name) != digest]
+    return [name for name, digest in sources.items()
+            if measured(name) and _sha256(Path(root) / name) != digest]
 
 
 def library_versions() -> dict:
