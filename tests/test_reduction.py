@@ -124,21 +124,21 @@ def cuda_binary(nvcc_build):
 def test_cuda_c_fails_loudly_without_a_gpu(cuda_binary):
     if HAS_GPU:
         pytest.skip("this machine has a GPU; the gpu test covers it")
-    out = subprocess.run([str(cuda_binary), "1000"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([str(cuda_binary)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and out.stderr.startswith("CUDA error: cudaError")
     assert "OK" not in out.stdout
 
 
-@pytest.mark.parametrize("args", [["0"], ["abc"], ["1000", "5"], ["--bogus"], ["1", "20", "3"]])
-def test_cuda_c_rejects_bad_arguments(cuda_binary, args):
+@pytest.mark.parametrize("args", [["1000"], ["-5"], ["--bench"]])
+def test_cuda_c_lesson_takes_no_arguments(cuda_binary, args):
     out = subprocess.run([str(cuda_binary), *args], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and out.stderr.startswith("error:") and out.stdout == ""
+    assert out.stderr.count("\n") == 1
 
 
 @pytest.mark.gpu
 def test_cuda_c_on_the_gpu(cuda_binary):
-    out = subprocess.run([str(cuda_binary), "1000003", "10"], capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run([str(cuda_binary)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "OK: every sum within its bound" in out.stdout
 
@@ -152,17 +152,6 @@ def committed(name: str) -> dict:
     if not path.is_file():
         pytest.skip(f"docs/data/{name} is not measured yet")
     return load_results(path)
-
-
-def test_committed_sums_are_within_their_bounds():
-    doc = committed("reduction-h200.json")
-    checked = 0
-    for m in (m for m in doc["measurements"] if m.get("error", {}).get("metric") == "abs_error"):
-        bound = m["error"].get("bound", m.get("extra", {}).get("bound"))
-        if bound is not None:
-            assert m["error"]["value"] <= bound, (m["case"], m["variant"])
-            checked += 1
-    assert checked >= 10
 
 
 @pytest.mark.parametrize("toolkit", ["cuda_c", "numba"])

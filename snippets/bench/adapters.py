@@ -89,22 +89,25 @@ def _host_buffer(shape: tuple) -> np.ndarray:
     return pinned(np.empty(shape, np.float32))
 
 
-def _output(make, shape: tuple | None = None):
+def _output(make):
     """Where a function writes: "like" (an array like the first input), a shape, or nothing
-    (None: the last input is updated in place)."""
+    (None: the last input is updated in place; "return": the function returns its result)."""
+    if make in (None, "return"):
+        return None
     if make == "like":
         return lambda lib, arrays: lib.empty_like(arrays[0])
     if isinstance(make, tuple):
         return lambda lib, arrays: lib.empty(make)
-    return None
+    raise ValueError(f"out must be None, 'return', 'like' or a shape, got {make!r}")
 
 
 @dataclass(frozen=True)
 class OnDevice:
     """`fn(*args, *device_inputs[, out])` on the GPU. `out`: None (the last input is updated in
-    place and is the result), "like" (the result goes to a new array like the first input) or
-    a shape. The kernel-only time runs `fn` on arrays already on the device (the output
-    allocated once); end to end puts the inputs, allocates, runs and gets the result back."""
+    place and is the result), "return" (fn returns it), "like" (the result goes to a new array
+    like the first input) or a shape (a new float32 array). The kernel-only time runs `fn` on arrays already on the device (the output
+    allocated once); end to end puts the inputs, runs and gets the result back (its output, too,
+    allocated once: the copies are what end to end adds)."""
     lib: str
     fn: Callable | str
     args: tuple = ()
@@ -116,22 +119,28 @@ class OnDevice:
 
         inputs = inputs[:self.take]
         lib, fn = _lib(self.lib), functools.partial(resolve(self.fn), *self.args)
-        alloc = _output(self.out)
+        alloc, returns = _output(self.out), self.out == "return"
         arrays = [lib.put(a) for a in inputs]
-        target = alloc(lib, arrays) if alloc else arrays[-1]
+        last = {"out": alloc(lib, arrays) if alloc else arrays[-1]}
 
         def call(arrays, target):
-            fn(*arrays, *([target] if alloc else []))
-            return target
+            got = fn(*arrays, *([target] if alloc else []))
+            return got if returns else target
+
+        def kernel():
+            last["out"] = call(arrays, last["out"])
+
+        spare = {}  # end to end writes to an output allocated once, as a program's loop would
 
         def run():
             fresh = [lib.put(a) for a in inputs]
-            result = call(fresh, alloc(lib, fresh) if alloc else fresh[-1])
+            if alloc and "out" not in spare:
+                spare["out"] = alloc(lib, fresh)
+            result = call(fresh, spare["out"] if alloc else fresh[-1])
             shape = tuple(result.shape)
             return lib.get(result, _host_buffer(shape) if len(shape) else None)
 
-        return Prepared(run=run, kernel=lambda: call(arrays, target),
-                        fetch=lambda: lib.get(target))
+        return Prepared(run=run, kernel=kernel, fetch=lambda: lib.get(last["out"]))
 
 
 @dataclass(frozen=True)

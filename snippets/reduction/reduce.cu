@@ -1,19 +1,19 @@
 // The sum of N float32 on an NVIDIA GPU in CUDA C, five steps from one atomicAdd per element to
 // one pass at the speed of a read, each held to the fastest read-only kernel of the same run.
 // Each sum is checked against the exact float64 sum of the same numbers within its error bound.
+// This file is the lesson: kernels, their launches in one table, and a main that checks each
+// once. Timing is the harness's: bench/runner.cu includes this file and times every row
+// (`python snippets/bench/run.py reduction`).
 // Build: nvcc -O3 -arch=sm_90 -o build/reduce snippets/reduction/reduce.cu   (sm_90: H100/H200;
 //        leave out -arch to build for the toolkit's default target)
-// Run:   ./build/reduce [N] [REPEATS] [--bench]   (default N = 2^28 = 268435456 floats, 20 repeats;
-//        --bench also prints one "BENCH {json}" line per kernel for a benchmark runner)
+// Run:   ./build/reduce         (checks every kernel at N = 2^24 floats; takes no arguments)
 // --8<-- [start:imports]
 #include <cuda_runtime.h>
 
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 // --8<-- [end:imports]
 
 #define CUDA_CHECK(call) cuda_check((call), __FILE__, __LINE__)
@@ -148,23 +148,6 @@ __global__ void read_one_float4(long n, const float *__restrict__ x, float never
 }
 // --8<-- [end:read]
 
-static long parse_long(const char *text, const char *what, long lo, long hi) {
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "error: %s must be a whole number from %ld to %ld, got '%s'\n", what, lo,
-                hi, text);
-        exit(2);
-    }
-    return v;
-}
-
-static int cmp_double(const void *p, const void *q) {
-    double a = *(const double *)p, b = *(const double *)q;
-    return (a > b) - (a < b);
-}
-
 // --8<-- [start:inputs]
 // Inputs in [-1, 1) on a grid of 2^-23: exact in float32, and any float64 sum of up to 2^29 of
 // them is exact (at most 29 + 23 = 52 significant bits), so the reference has no error at all.
@@ -187,166 +170,150 @@ static double error_bound(double h, double abs_sum) {
 }
 // --8<-- [end:bound]
 
-struct Variant {
-    const char *name;  // as printed and recorded
-    long blocks;
-    double depth;      // of its summation tree (0: reads only, no sum to check)
+struct Problem {
+    long n;
+    int sms;
+    long per_element, per_float4, fixed;  // grid sizes (section launch)
+    double exact, abs_sum;                // the float64 sum of x, exact, and of |x|
+    float *x, *out, *partial;             // on the device
 };
 
-int main(int argc, char **argv) {
-    int bench = 0, positional = 0;
-    long n = 1L << 28, repeats = 20;
-    for (int k = 1; k < argc; k++) {
-        if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
-            printf("usage: %s [N] [REPEATS] [--bench]\n  N        float32 elements (default "
-                   "268435456)\n  REPEATS  timed samples per kernel, >= 10 (default 20)\n"
-                   "  --bench  also print one 'BENCH {json}' line per kernel\n", argv[0]);
-            return 0;
-        } else if (!strcmp(argv[k], "--bench")) {
-            bench = 1;
-        } else if (argv[k][0] == '-' || positional == 2) {
-            fprintf(stderr, "error: unexpected argument '%s' (see --help)\n", argv[k]);
-            return 2;
-        } else if (positional++ == 0) {
-            n = parse_long(argv[k], "N", 1, 1L << 29);
-        } else {
-            repeats = parse_long(argv[k], "REPEATS", 10, 10000);
-        }
-    }
-    size_t bytes = (size_t)n * sizeof(float);
-    float *x = (float *)malloc(bytes);
-    double *samples = (double *)malloc(repeats * sizeof(double));
-    if (!x || !samples) {
-        fprintf(stderr, "error: cannot allocate %ld floats on the host\n", n);
-        return 1;
-    }
-    double exact = 0, abs_sum = 0;
-    for (long i = 0; i < n; i++) {
-        x[i] = x_at(i);
-        exact += x[i];
-        abs_sum += fabs(x[i]);
-    }
-
-    int device, sms;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    // --8<-- [start:launch]
-    long per_element = (n + THREADS - 1) / THREADS;             // steps 1-3: a thread per element
-    long per_float4 = (n / 4 + THREADS - 1) / THREADS;          // one float4 per thread
-    if (per_float4 < 1) per_float4 = 1;
-    long fixed = 8L * sms < per_float4 ? 8L * sms : per_float4;  // steps 4-5: 8 blocks per SM
-    // --8<-- [end:launch]
-    double e = ceil((double)n / (fixed * THREADS)), levels = log2((double)THREADS);
-    const Variant variants[] = {
-        {"cuda_c_atomic", per_element, (double)n},
-        {"cuda_c_shared", per_element, levels + per_element},
-        {"cuda_c_shuffle", per_element, levels + per_element},
-        {"cuda_c_vector", fixed, e + levels + fixed},
-        {"cuda_c_one_pass", fixed, e + levels + ceil((double)fixed / THREADS) + levels},
-        {"cuda_c_read_vector", fixed, 0},
-        {"cuda_c_read_float4", per_float4, 0},
-    };
-    const int count = sizeof variants / sizeof variants[0];
-
-    float *d_x, *d_out, *d_partial;
-    CUDA_CHECK(cudaMalloc(&d_x, bytes));
-    CUDA_CHECK(cudaMalloc(&d_out, sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&d_partial, fixed * sizeof(float)));
-    CUDA_CHECK(cudaMemcpy(d_x, x, bytes, cudaMemcpyHostToDevice));
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-
-    printf("sum of N = %ld float32, %d SMs, %d threads per block, median of %ld samples; "
-           "exact sum %.6f, sum|x| %.1f\n", n, sms, THREADS, repeats, exact, abs_sum);
-    double best_read = 0, gbs[sizeof variants / sizeof variants[0]];
-    for (int v = 0; v < count; v++) {
-        const Variant *var = &variants[v];
-        long blocks = var->blocks;
-        auto work = [&] {
-            switch (v) {
-                case 0: CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float)));
-                        sum_atomic<<<blocks, THREADS>>>(n, d_x, d_out); break;
-                case 1: CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float)));
-                        sum_shared<<<blocks, THREADS>>>(n, d_x, d_out); break;
-                case 2: CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float)));
-                        sum_shuffle<<<blocks, THREADS>>>(n, d_x, d_out); break;
-                case 3: CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float)));
-                        sum_vector<<<blocks, THREADS>>>(n, d_x, d_out); break;
-                case 4: sum_one_pass<<<blocks, THREADS>>>(n, d_x, d_partial, d_out); break;
-                case 5: read_vector<<<blocks, THREADS>>>(n, d_x, NAN, d_out); break;
-                default: read_one_float4<<<blocks, THREADS>>>(n, d_x, NAN, d_out); break;
-            }
-        };
-        // Check before timing, and again after (a race shows as a result that moves).
-        double err = 0, bound = error_bound(var->depth, abs_sum);
-        auto check = [&] {
-            float got;
-            CUDA_CHECK(cudaMemset(d_out, 0xff, sizeof(float)));  // NaN: a sum never written fails
-            work();
-            CUDA_CHECK(cudaGetLastError());
-            CUDA_CHECK(cudaMemcpy(&got, d_out, sizeof(float), cudaMemcpyDeviceToHost));
-            double e1 = fabs((double)got - exact);
-            if (var->depth > 0 && !(e1 <= bound)) {
-                fprintf(stderr, "error: %s: sum %.6f, exact %.6f: off by %.3g, bound %.3g\n",
-                        var->name, got, exact, e1, bound);
-                exit(1);
-            }
-            if (var->depth > 0 && e1 > err) err = e1;
-        };
-        check();
-        // Seconds per call: warm up, then calls per sample chosen so a sample lasts >= 2 ms.
-        float ms;
-        work();
-        CUDA_CHECK(cudaEventRecord(start));
-        work();
-        CUDA_CHECK(cudaEventRecord(stop));
-        CUDA_CHECK(cudaEventSynchronize(stop));
-        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        int calls = ms >= 2.0f ? 1 : (int)ceil(2.0 / fmax(ms, 1e-3));
-        for (long r = 0; r < repeats; r++) {
-            CUDA_CHECK(cudaEventRecord(start));
-            for (int c = 0; c < calls; c++) work();
-            CUDA_CHECK(cudaEventRecord(stop));
-            CUDA_CHECK(cudaEventSynchronize(stop));
-            CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-            samples[r] = ms * 1e-3 / calls;
-        }
-        CUDA_CHECK(cudaGetLastError());
-        check();
-        double *sorted = (double *)malloc(repeats * sizeof(double));
-        memcpy(sorted, samples, repeats * sizeof(double));
-        qsort(sorted, repeats, sizeof(double), cmp_double);
-        double median = repeats % 2 ? sorted[repeats / 2]
-                                    : 0.5 * (sorted[repeats / 2 - 1] + sorted[repeats / 2]);
-        free(sorted);
-        gbs[v] = bytes / median / 1e9;
-        if (var->depth == 0 && gbs[v] > best_read) best_read = gbs[v];
-        printf("%-20s %10.4f ms  %8.1f GB/s  error %.3g (bound %.3g)\n", var->name, median * 1e3,
-               gbs[v], err, var->depth > 0 ? bound : 0.0);
-        if (bench) {
-            char bound_text[32] = "null";  // JSON has no infinity: null when there is no bound
-            if (var->depth > 0 && isfinite(bound)) snprintf(bound_text, 32, "%.9g", bound);
-            printf("BENCH {\"variant\": \"%s\", \"phase\": \"kernel\", \"samples_s\": [", var->name);
-            for (long r = 0; r < repeats; r++) printf("%s%.9e", r ? ", " : "", samples[r]);
-            printf("], \"calls_per_sample\": %d, \"error\": {\"metric\": \"%s\", \"value\": %.9g, "
-                   "\"ok\": true}, \"bytes\": %.0f, \"flops\": %.0f, \"params\": {\"n\": %ld, "
-                   "\"dtype\": \"float32\"}, \"extra\": {\"blocks\": %ld, \"threads\": %d, "
-                   "\"depth\": %.0f, \"bound\": %s, \"abs_sum\": %.1f}}\n",
-                   calls, var->depth > 0 ? "abs_error" : "none (reads only)", err, (double)bytes,
-                   var->depth > 0 ? (double)n : 0.0, n, blocks, THREADS, var->depth,
-                   bound_text, abs_sum);
-        }
-    }
-    for (int v = 0; v < count; v++)
-        if (variants[v].depth > 0)
-            printf("%-20s %6.1f%% of the fastest read\n", variants[v].name,
-                   100.0 * gbs[v] / best_read);
-    printf("OK: every sum within its bound\n");
-    CUDA_CHECK(cudaFree(d_x));
-    CUDA_CHECK(cudaFree(d_out));
-    CUDA_CHECK(cudaFree(d_partial));
-    free(x);
-    free(samples);
-    return 0;
+// --8<-- [start:launch]
+static void grids(Problem *p) {
+    p->per_element = (p->n + THREADS - 1) / THREADS;          // steps 1-3: a thread per element
+    p->per_float4 = (p->n / 4 + THREADS - 1) / THREADS;       // one float4 per thread
+    if (p->per_float4 < 1) p->per_float4 = 1;
+    p->fixed = 8L * p->sms < p->per_float4 ? 8L * p->sms : p->per_float4;  // steps 4-5: 8 per SM
 }
+
+static void atomic(Problem *p) {
+    CUDA_CHECK(cudaMemsetAsync(p->out, 0, sizeof(float)));
+    sum_atomic<<<p->per_element, THREADS>>>(p->n, p->x, p->out);
+}
+static void shared(Problem *p) {
+    CUDA_CHECK(cudaMemsetAsync(p->out, 0, sizeof(float)));
+    sum_shared<<<p->per_element, THREADS>>>(p->n, p->x, p->out);
+}
+static void shuffle(Problem *p) {
+    CUDA_CHECK(cudaMemsetAsync(p->out, 0, sizeof(float)));
+    sum_shuffle<<<p->per_element, THREADS>>>(p->n, p->x, p->out);
+}
+static void vector(Problem *p) {
+    CUDA_CHECK(cudaMemsetAsync(p->out, 0, sizeof(float)));
+    sum_vector<<<p->fixed, THREADS>>>(p->n, p->x, p->out);
+}
+static void one_pass(Problem *p) { sum_one_pass<<<p->fixed, THREADS>>>(p->n, p->x, p->partial, p->out); }
+static void read_grid(Problem *p) { read_vector<<<p->fixed, THREADS>>>(p->n, p->x, NAN, p->out); }
+static void read_float4(Problem *p) {
+    read_one_float4<<<p->per_float4, THREADS>>>(p->n, p->x, NAN, p->out);
+}
+
+// Depth of each summation tree: the most additions an element goes through (0: reads only).
+static double levels() { return log2((double)THREADS); }
+static double per_thread(const Problem *p) { return ceil((double)p->n / (p->fixed * THREADS)); }
+static double d_atomic(const Problem *p) { return (double)p->n; }
+static double d_tree(const Problem *p) { return levels() + p->per_element; }
+static double d_vector(const Problem *p) { return per_thread(p) + levels() + p->fixed; }
+static double d_one_pass(const Problem *p) {
+    return per_thread(p) + levels() + ceil((double)p->fixed / THREADS) + levels();
+}
+static double d_read(const Problem *) { return 0; }
+
+struct Kernel {
+    const char *name;
+    void (*run)(Problem *);
+    double (*depth)(const Problem *);
+};
+const Kernel KERNELS[] = {
+    {"cuda_c_atomic", atomic, d_atomic},       {"cuda_c_shared", shared, d_tree},
+    {"cuda_c_shuffle", shuffle, d_tree},       {"cuda_c_vector", vector, d_vector},
+    {"cuda_c_one_pass", one_pass, d_one_pass}, {"cuda_c_read_vector", read_grid, d_read},
+    {"cuda_c_read_float4", read_float4, d_read},
+};
+const int N_KERNELS = sizeof KERNELS / sizeof KERNELS[0];
+// --8<-- [end:launch]
+
+struct Check { const char *metric; double value, bound; bool ok; };
+
+static Problem *setup(const long dims[3]) {
+    Problem *p = (Problem *)calloc(1, sizeof(Problem));
+    p->n = dims[0];
+    size_t bytes = p->n * sizeof(float);
+    float *x = (float *)malloc(bytes);
+    if (!x) {
+        fprintf(stderr, "error: cannot allocate %ld floats on the host\n", p->n);
+        exit(1);
+    }
+    for (long i = 0; i < p->n; i++) {
+        x[i] = x_at(i);
+        p->exact += x[i];
+        p->abs_sum += fabs(x[i]);
+    }
+    int device;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&p->sms, cudaDevAttrMultiProcessorCount, device));
+    grids(p);
+    CUDA_CHECK(cudaMalloc(&p->x, bytes));
+    CUDA_CHECK(cudaMalloc(&p->out, sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&p->partial, p->fixed * sizeof(float)));
+    CUDA_CHECK(cudaMemcpy(p->x, x, bytes, cudaMemcpyHostToDevice));
+    free(x);
+    return p;
+}
+
+// One call on a sum preset to NaN (a sum never written fails), compared with the exact sum.
+static Check check(Problem *p, const Kernel &k) {
+    double depth = k.depth(p);
+    if (depth == 0) {  // a read-only kernel: nothing to compare
+        k.run(p);
+        CUDA_CHECK(cudaGetLastError());
+        CUDA_CHECK(cudaDeviceSynchronize());
+        return {"none (reads only)", 0, NAN, true};
+    }
+    float got;
+    CUDA_CHECK(cudaMemset(p->out, 0xff, sizeof(float)));
+    k.run(p);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaMemcpy(&got, p->out, sizeof(float), cudaMemcpyDeviceToHost));
+    double error = fabs((double)got - p->exact), bound = error_bound(depth, p->abs_sum);
+    return {"abs_error", error, bound, error <= bound};
+}
+
+#ifdef BENCH_RUNNER  // what bench/runner.cu needs besides: the size, one call, its work
+const int SIZE_PARTS = 1;
+const long MAX_DIM = 1L << 29;  // the float64 reference is exact up to 2^29 elements
+const char *const DEFAULT_SIZE = "268435456";
+struct Work { double bytes, flops; };
+static void launch(Problem *p, const Kernel &k) { k.run(p); }
+static Work work(const Problem *p, const Kernel &k) {
+    return {(double)p->n * sizeof(float), k.depth(p) > 0 ? (double)p->n : 0.0};
+}
+#endif
+
+static void teardown(Problem *p) {
+    CUDA_CHECK(cudaFree(p->x));
+    CUDA_CHECK(cudaFree(p->out));
+    CUDA_CHECK(cudaFree(p->partial));
+    free(p);
+}
+
+#ifndef BENCH_RUNNER
+int main(int argc, char **argv) {
+    if (argc > 1) {
+        fprintf(stderr, "error: %s takes no arguments (timing: python snippets/bench/run.py reduction)\n", argv[0]);
+        return 2;
+    }
+    const long dims[3] = {1L << 24, 0, 0};
+    Problem *p = setup(dims);
+    int failed = 0;
+    for (int j = 0; j < N_KERNELS; j++) {
+        const Kernel &k = KERNELS[j];
+        Check c = check(p, k);
+        printf("%-20s %s = %.3g (bound %.3g)%s\n", k.name, c.metric, c.value, c.bound, c.ok ? "" : "  WRONG");
+        failed += !c.ok;
+    }
+    teardown(p);
+    printf(failed ? "FAILED: %d kernel(s) off their bound\n" : "OK: every sum within its bound\n", failed);
+    return failed ? 1 : 0;
+}
+#endif
