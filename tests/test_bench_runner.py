@@ -112,7 +112,13 @@ def cli_env(**more) -> dict:
 def test_a_registry_names_only_known_variants():
     with pytest.raises(ValueError, match="unknown variants"):
         runner.Benchmark(name="x", variants={"a": runner.Variant("A")},
-                         cases={"c": runner.Case({}, variants=("a", "b"))}, setup=None,
+                         cases={"c": runner.Case({}, variants=("a", "b"))}, setup=lambda *a: None,
+                         reference=None, check=None, counts=None)
+
+
+def test_a_row_that_runs_names_its_lesson():
+    with pytest.raises(ValueError, match="names no lesson"):
+        runner.Benchmark(name="x", variants={"a": runner.Variant("A")}, cases={},
                          reference=None, check=None, counts=None)
 
 

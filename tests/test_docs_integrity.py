@@ -67,10 +67,41 @@ def test_include_target_exists(page, target):
             f"{page.name} includes section {section!r} of {path}, which has no such section")
 
 
-@pytest.mark.parametrize("snippet", snippet_files(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_snippet_is_included_by_a_page(snippet):
+def is_harness(path: str) -> bool:
+    """The harness and the registries: pages show lessons; the benchmarks page shows excerpts
+    of these, and their tests are under tests/ (tests/test_bench_*.py and each topic's)."""
+    return (path.startswith("snippets/bench/") or path.endswith("/benchmark.py")
+            or path == "snippets/keras/climb_bench.py")
+
+
+@pytest.mark.parametrize("snippet", [s for s in snippet_files()
+                                     if not is_harness(str(s.relative_to(ROOT)))],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_lesson_is_included_by_a_page(snippet):
     assert str(snippet.relative_to(ROOT)) in included_paths(), (
         f"{snippet.relative_to(ROOT)} is on no page: include it or delete it")
+
+
+def shown_lines(target: str) -> int:
+    """Lines a page shows for one include: a section's, or the whole file's."""
+    path, _, section = target.partition(":")
+    text = (ROOT / path).read_text()
+    if section:
+        text = text.split(f"[start:{section}]", 1)[1].split(f"[end:{section}]", 1)[0]
+    return len(text.splitlines())
+
+
+def test_pages_show_lessons_not_the_harness():
+    """No page includes a registry or a harness file whole, and harness lines are at most a
+    tenth of the code lines the site shows."""
+    whole = [(page.name, target) for page, target in includes()
+             if ":" not in target and is_harness(target)]
+    assert whole == [], whole
+    lines = {"harness": 0, "lessons": 0}
+    for _, target in includes():
+        lines["harness" if is_harness(target.split(":")[0]) else "lessons"] += shown_lines(target)
+    share = lines["harness"] / (lines["harness"] + lines["lessons"])
+    assert share <= 0.10, lines
 
 
 def test_no_collected_fence_holds_an_include():

@@ -66,38 +66,49 @@ def test_a_planted_change_to_a_source_a_run_executed_is_found(tmp_path):
     assert system.changed_sources({"commit": "unknown", "dirty": None}, tmp_path) is None
 
 
-def test_a_run_records_its_topic_folder_and_the_harness_it_imported():
+def run_hashes(code: str, topic: str = "saxpy") -> dict:
+    """source_hashes as a run records it: a fresh process that ran `code` first (what it
+    imported is then what the test expects, not what other tests of this worker imported)."""
     import subprocess
     import sys
 
-    # A fresh process, as a run is: what it imported is what this test expects, not what
-    # other tests of this worker imported.
-    proc = subprocess.run([sys.executable, "-c", "import json, sys; from bench import system; "
-                           "print(json.dumps(system.source_hashes(sys.argv[1])))",
-                           str(ROOT / "snippets" / "saxpy")], capture_output=True, text=True,
-                          check=True, timeout=60)
-    hashes = json.loads(proc.stdout)
-    assert "snippets/saxpy/saxpy_numba_cuda.py" in hashes and "snippets/saxpy/saxpy.cu" in hashes
-    assert "snippets/bench/system.py" in hashes  # imported by the process
+    proc = subprocess.run([sys.executable, "-c", f"import json, sys; {code}; from bench import "
+                           "system; print(json.dumps(system.source_hashes(sys.argv[1])))",
+                           str(ROOT / "snippets" / topic)], capture_output=True, text=True,
+                          check=True, timeout=120, cwd=ROOT / "snippets" / topic)
+    return json.loads(proc.stdout)
+
+
+def test_a_run_records_its_measured_path_and_nothing_else():
+    hashes = run_hashes("sys.path.insert(0, '.'); import benchmark; from bench import timing")
+    assert {"snippets/saxpy/benchmark.py", "snippets/saxpy/saxpy_common.py",
+            "snippets/saxpy/saxpy.cu", "snippets/bench/timing.py",
+            "snippets/bench/adapters.py", "snippets/bench/runner.py"} <= hashes.keys()
+    # the command line, the writers and the machine's description are not on it
+    assert not {"snippets/bench/cli.py", "snippets/bench/run.py", "snippets/bench/results.py",
+                "snippets/bench/system.py"} & hashes.keys()
     assert all(not name.startswith("snippets/mandelbrot/") for name in hashes)
     assert system.changed_sources({"sources": hashes}) == []
 
 
-@pytest.mark.parametrize("rel", sorted(
-    str(p.relative_to(DOCS)) for p in (DOCS / "data").glob("*.json")
-    if '"gpu-survival-toolkit/results/' in p.read_text()[:200]))
-def test_results_whose_code_changed_since_they_were_measured_are_said_on_their_pages(rel):
-    """Every results file: the files its run executed that differ now from what it measured
-    (by sha256). Each page that renders it names them; a file that records none says so."""
-    doc = json.loads((DOCS / rel).read_text())
-    stale = system.changed_sources(doc["code"], ROOT)
-    pages = [p for p in sorted(DOCS.rglob("*.md")) if f"path={rel}" in p.read_text()]
-    for page in pages:
-        out = provenance(page.read_text(), DOCS, str(page.relative_to(DOCS)))
-        said = out.split(f"`{rel}`")[1].split("; `data/")[0].split(";")[1:]
-        if stale:
-            assert "code changed since: " + ", ".join(f"`{f}`" for f in stale) in out, page
-        elif stale is None:
-            assert any("the code it ran is not recorded" in s for s in said), page
-        else:
-            assert not any("changed since" in s or "not recorded" in s for s in said), page
+def test_a_cli_fix_leaves_provenance_and_a_timing_change_marks_it(tmp_path):
+    """A whitespace or argument-parsing change to the harness's CLI changes no page's closing
+    line; a change to a timing file marks the results it measured."""
+    import shutil
+
+    shutil.copytree(ROOT / "snippets", tmp_path / "snippets",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    code = {"sources": run_hashes("sys.path.insert(0, '.'); import benchmark")}
+    cli = tmp_path / "snippets/bench/cli.py"
+    cli.write_text(cli.read_text().replace("def ", "def  ", 1) + "\n# reworded help\n")
+    run = tmp_path / "snippets/bench/run.py"
+    run.write_text(run.read_text() + "\n")
+    assert system.changed_sources(code, tmp_path) == []
+    timing = tmp_path / "snippets/bench/timing.py"
+    timing.write_text(timing.read_text() + "\nMIN_REPEATS = 11\n")
+    assert system.changed_sources(code, tmp_path) == ["snippets/bench/timing.py"]
+    # results files measured before 2026-12-03 recorded the CLI too: it is ignored there as well
+    old = {"sources": {**code["sources"], "snippets/bench/cli.py": "0" * 64}}
+    assert system.changed_sources(old, tmp_path) == ["snippets/bench/timing.py"]
+
+

@@ -318,13 +318,13 @@ def compile_times(bench: Benchmark, variants: list[str], runs: int, script: Path
                     found = _probe(script, variant, cache)
                     samples.setdefault((phase, variant), []).append(found["first_call_s"][variant])
                     if "context_init_s" in found:
-                        samples.setdefault(("context_init", "cuda"), []).append(
+                        samples.setdefault(("context_init", CONTEXT), []).append(
                             found["context_init_s"])
     measurements = []
     for (phase, variant), values in samples.items():
         stats = timing.Stats(statistics.median(values), min(values), max(values), len(values),
                              "host (fresh process)")
-        device = "gpu" if variant == "cuda" else bench.device(variant)
+        device = "gpu" if variant == CONTEXT else bench.device(variant)
         measurements.append(results.measurement("compile", variant, device, phase, stats,
                                                 params=bench.probe_params))
     return measurements
@@ -346,8 +346,9 @@ def _probe(script: Path, variant: str, cache: str) -> dict:
 
 
 COMPILE = ("compile", "*")
+CONTEXT = "(cuda context)"  # not a variant: the start-up the compile probes measure beside them
 # What compile_times measures besides the registry's variants: the CUDA context's start-up.
-BUILTIN_VARIANTS = {"cuda": {"label": "CUDA context start-up", "device": "gpu", "step": "",
+BUILTIN_VARIANTS = {CONTEXT: {"label": "CUDA context start-up", "device": "gpu", "step": "",
                              "group": "context"}}  # the completed-pair marker of the compile-time probes
 
 

@@ -174,10 +174,12 @@ def source_hashes(topic: str | os.PathLike) -> dict[str, str]:
     files = {p.resolve() for p in Path(topic).rglob("*")
              if p.suffix in SOURCE_SUFFIXES and p.suffix != ".py" and p.is_file()}
     files |= {Path(p).resolve() for p in external.COMPILED}
+    folder = Path(topic).resolve()
     for module in list(sys.modules.values()):
         name = getattr(module, "__file__", None)
-        if name and name.endswith(".py") and Path(name).resolve().is_relative_to(ROOT / "snippets"):
-            files.add(Path(name).resolve())
+        path = Path(name).resolve() if name and name.endswith(".py") else None
+        if path and (path.is_relative_to(ROOT / "snippets") or path.is_relative_to(folder)):
+            files.add(path)
     hashes = {_key(p): _sha256(p) for p in sorted(files) if measured(_key(p))}
     return {key: digest for key, digest in hashes.items() if digest}
 
