@@ -8,7 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from bench import adapters, external
+from bench import adapters
 
 
 class NumpyLib:  # a GPU library's operations, done by NumPy
@@ -71,7 +71,7 @@ def test_a_lesson_named_by_module_and_function_is_imported_when_measured():
 
 def test_ctable_passes_the_case_size_to_the_runner(monkeypatch, tmp_path):
     seen = {}
-    monkeypatch.setattr(external, "runner_output",
+    monkeypatch.setattr(adapters, "runner_output",
                         lambda lesson, args, flags=(): seen.setdefault("args", args))
     adapters.CTable(tmp_path / "x.cu").prepare((), {"n": 1000}).external()
     assert seen.pop("args")[-1] == "1000"
@@ -115,9 +115,12 @@ def test_runner_without_a_gpu_fails_with_the_cuda_error(runner):
     assert "BENCH" not in out.stdout
 
 
-def test_a_failed_check_is_a_record_without_samples():
-    line = ('BENCH {"variant": "k", "phase": "kernel", "samples_s": [], "calls_per_sample": 1, '
-            '"error": {"metric": "mismatched_elements", "value": 3, "ok": false}}')
-    assert external.parse(line)[0]["error"]["ok"] is False
-    with pytest.raises(ValueError, match="at least"):
-        external.parse(line.replace("false", "true"))
+def test_a_kernel_that_failed_its_check_fails_its_row(monkeypatch, tmp_path):
+    fake = tmp_path / "bench-x"
+    fake.write_text("#!/bin/sh\necho 'BENCH {\"variant\": \"k\", \"samples_s\": [], "
+                    "\"error\": {\"metric\": \"mismatched_elements\", \"value\": 3, "
+                    "\"ok\": false}}'\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(adapters, "runner_binary", lambda lesson, flags=(): fake)
+    with pytest.raises(RuntimeError, match="failed its check.*mismatched_elements"):
+        adapters.runner_output(tmp_path / "x.cu", ["--bench", "10"])

@@ -196,12 +196,12 @@ def test_benchmark_smoke_case_writes_a_valid_results_file(tmp_path):
 
 def fake_runner(monkeypatch, tmp_path, script: str):
     """The C runner replaced by a shell script (the real one needs a GPU)."""
-    from bench import external
+    from bench import adapters
 
     fake = tmp_path / "bench-saxpy"
     fake.write_text("#!/bin/sh\n" + script)
     fake.chmod(0o755)
-    monkeypatch.setattr(external, "runner_binary", lambda lesson, flags=(): fake)
+    monkeypatch.setattr(adapters, "runner_binary", lambda lesson, flags=(): fake)
 
 
 def test_benchmark_reads_the_cuda_c_runner_through_bench_lines(bench_module, tmp_path,
@@ -215,7 +215,7 @@ def test_benchmark_reads_the_cuda_c_runner_through_bench_lines(bench_module, tmp
     fake_runner(monkeypatch, tmp_path, f"echo 'BENCH {json.dumps(line)}'\n"
                                        f"echo 'BENCH {json.dumps(copy)}'\n")
     bench = bench_module.BENCHMARK
-    prep = bench.prepare("cuda_c", {"n": 1000})
+    prep = bench.setup("cuda_c", {"n": 1000})
     found, problem = runner.measure_external(bench, "gpu-1", "cuda_c", {"n": 1000}, None,
                                              prep.external)
     assert problem == ""
@@ -229,7 +229,7 @@ def test_benchmark_reads_the_cuda_c_runner_through_bench_lines(bench_module, tmp
 def test_benchmark_reports_a_failing_runner(bench_module, tmp_path, monkeypatch):
     fake_runner(monkeypatch, tmp_path, "echo 'CUDA error: cudaErrorNoDevice' >&2\nexit 1\n")
     with pytest.raises(RuntimeError, match="exited 1: CUDA error"):
-        bench_module.BENCHMARK.prepare("cuda_c", {"n": 10}).external()
+        bench_module.BENCHMARK.setup("cuda_c", {"n": 10}).external()
 
 
 def test_every_row_that_runs_names_its_lesson(bench_module):

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -179,8 +181,7 @@ class CTable:
 
         size = ("x".join(str(params[d]) for d in "mnk") if "m" in params else str(params["n"]))
         args = ["--bench", "--repeats", str(self.repeats), size]
-        return Prepared(external=lambda: external.runner_output(Path(self.lesson), args,
-                                                                self.flags))
+        return Prepared(external=lambda: runner_output(Path(self.lesson), args, self.flags))
 
 
 @dataclass(frozen=True)
@@ -190,3 +191,44 @@ class Custom:
 
     def prepare(self, inputs: tuple, params: dict):
         return self.prepare_fn(params)
+
+
+# ---------------------------------------------------------------- the C runner (bench/runner.cu)
+
+RUNNER = Path(__file__).with_name("runner.cu")  # the C runner: it includes a lesson's table
+BUILD = Path(__file__).resolve().parents[2] / "build"
+COMPILED: set[Path] = set()  # the C sources this process built and ran (bench.system hashes them)
+
+
+def runner_binary(lesson: Path, flags: tuple[str, ...] = ()) -> Path:
+    """The C runner built around `lesson` (a CUDA C lesson with a KERNELS table, see runner.cu),
+    built with nvcc when missing or older than the runner, the lesson or a header beside it."""
+    lesson = Path(lesson).resolve()
+    binary = BUILD / f"bench-{lesson.stem}"
+    sources = [RUNNER, *lesson.parent.rglob("*.cu"), *lesson.parent.rglob("*.cuh"),
+               *lesson.parent.rglob("*.h")]
+    COMPILED.update(sources)
+    if not binary.is_file() or binary.stat().st_mtime < max(s.stat().st_mtime for s in sources):
+        if shutil.which("nvcc") is None:
+            raise RuntimeError(f"{binary} is missing and nvcc is not on PATH to build it")
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["nvcc", "-O3", "-arch=native", f'-DLESSON="{lesson}"', *flags, "-o",
+                        str(binary), str(RUNNER)], check=True, capture_output=True, text=True,
+                       timeout=600)
+    return binary
+
+
+def runner_output(lesson: Path, args: list[str], flags: tuple[str, ...] = ()) -> str:
+    """The C runner's standard output for `lesson` (`args` as runner.cu takes them: --bench,
+    --kernel, --repeats, sizes), BENCH lines included. RuntimeError (one line) when it fails, or
+    when a kernel failed its check (its record, which has no samples, says how)."""
+    binary = runner_binary(lesson, flags)
+    proc = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=600)
+    failed = [line for line in proc.stdout.splitlines()
+              if line.startswith(external.PREFIX) and '"ok": false' in line]
+    if failed:
+        raise RuntimeError(f"a kernel failed its check: {failed[0][len(external.PREFIX):][:300]}")
+    if proc.returncode != 0:
+        raise RuntimeError(f"{binary.name} exited {proc.returncode}: "
+                           f"{(proc.stderr.strip().splitlines() or [''])[-1]}")
+    return proc.stdout

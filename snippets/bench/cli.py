@@ -9,9 +9,11 @@ not import this: each keeps its own few lines of the same habit, so it runs when
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import math
 import os
+import secrets
 import signal
 import sys
 from pathlib import Path
@@ -125,7 +127,7 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
     """
     path = Path(path)
     real = path.resolve()
-    tmp = real.with_name(f".{real.name}.{os.getpid()}.tmp")
+    tmp = real.with_name(f".{real.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")  # unique
     try:
         if path.exists() and not path.is_file():
             with open(path, "wb" if isinstance(data, bytes) else "w") as f:
@@ -139,7 +141,10 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
     except OSError as exc:
         raise CannotWrite(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
-        tmp.unlink(missing_ok=True)
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:  # a file system gone read-only: the write's own error is the one to say
+            pass
     return path
 
 
@@ -172,9 +177,12 @@ def show(text: str) -> bool:
     return True
 
 
-def partial_path(path: str | os.PathLike) -> Path:
-    """Where an interrupted run keeps what it measured: results.json -> results.partial.json."""
+def partial_path(path: str | os.PathLike) -> Path | None:
+    """Where an interrupted run keeps what it measured: results.json -> results.partial.json;
+    None for an output that is not a file (/dev/null, a pipe): nothing is kept beside those."""
     path = Path(path)
+    if path.exists() and not path.is_file():
+        return None
     stem = path.name[:-len(".json")] if path.name.endswith(".json") else path.name
     return path.with_name(f"{stem}.partial.json")
 
@@ -199,3 +207,54 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     finally:
         if before is not None:  # None: set outside Python, nothing to put back
             signal.signal(signal.SIGINT, before)
+
+
+class Locked(Exception):
+    """Another run holds the lock of the same output (its message names it)."""
+
+
+@contextlib.contextmanager
+def lock(path: Path | None):
+    """One run per output: `<path>.lock` holds the running process's id, made with O_EXCL.
+    A lock left by a process that is gone is taken over; a live one raises Locked."""
+    if path is None:
+        yield
+        return
+    lock_file = path.with_name(path.name + ".lock")
+    for _ in range(2):
+        try:
+            fd = os.open(lock_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            try:
+                other = int(lock_file.read_text().strip() or "0")
+            except (OSError, ValueError):
+                other = 0
+            if other and _alive(other):
+                raise Locked(f"another run (process {other}) is writing {path}; wait for it, "
+                             f"or delete {lock_file} if it is gone") from None
+            lock_file.unlink(missing_ok=True)  # its process is gone: take it over
+            continue
+        except OSError as exc:
+            raise CannotWrite(exc.errno, f"cannot write {lock_file}: {exc.strerror}") from None
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{os.getpid()}\n")
+        break
+    else:
+        raise Locked(f"cannot take {lock_file}: another run keeps making it")
+    try:
+        yield
+    finally:
+        try:
+            lock_file.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -8,7 +8,7 @@ The program prints one line per measurement: the literal prefix ``BENCH `` and o
            "bytes": 1.2e9, "flops": 0, "params": {"n": 100000000}, "extra": {"registers": 32}}
 
 ``samples_s`` holds at least ``timing.MIN_REPEATS`` seconds-per-call figures (each the time of
-``calls_per_sample`` calls divided by that count), or none for a kernel whose check failed. ``bytes``, ``flops``, ``params`` and
+``calls_per_sample`` calls divided by that count). ``bytes``, ``flops``, ``params`` and
 ``extra`` are optional, and so is ``clock`` (what timed the samples: "cuda-event" when absent,
 "opencl-event", "host"...); nothing else is allowed. ``parse`` reads every such line and rejects
 the whole output, with a one-line ``ValueError``, at the first line that breaks these rules.
@@ -53,8 +53,7 @@ def _problem(record) -> str:
     samples = record["samples_s"]
     if not isinstance(samples, list) or not all(_number(s) and s > 0 for s in samples):
         return "samples_s must be a list of finite positive numbers (seconds per call)"
-    failed = isinstance(record["error"], dict) and record["error"].get("ok") is False
-    if len(samples) < MIN_REPEATS and not (failed and not samples):  # a failed check: not timed
+    if len(samples) < MIN_REPEATS:
         return f"samples_s has {len(samples)} samples, at least {MIN_REPEATS} are needed"
     calls = record["calls_per_sample"]
     if not isinstance(calls, int) or isinstance(calls, bool) or calls < 1:
@@ -98,41 +97,16 @@ def parse(stdout: str) -> list[dict]:
     return records
 
 
-RUNNER = Path(__file__).with_name("runner.cu")  # the C runner: it includes a lesson's table
-BUILD = Path(__file__).resolve().parents[2] / "build"
-COMPILED: set[Path] = set()  # the C sources this process built and ran (bench.system hashes them)
-
-
-def runner_binary(lesson: Path, flags: tuple[str, ...] = ()) -> Path:
-    """The C runner built around `lesson` (a CUDA C lesson with a KERNELS table, see runner.cu),
-    built with nvcc when missing or older than the runner, the lesson or a header beside it."""
-    lesson = Path(lesson).resolve()
-    binary = BUILD / f"bench-{lesson.stem}"
-    sources = [RUNNER, *lesson.parent.rglob("*.cu"), *lesson.parent.rglob("*.cuh"),
-               *lesson.parent.rglob("*.h")]
-    COMPILED.update(sources)
-    if not binary.is_file() or binary.stat().st_mtime < max(s.stat().st_mtime for s in sources):
+def cuda_program_output(source: Path, binary: Path, args: list[str]) -> str:
+    """Run a CUDA C program, building it from `source` with nvcc first when `binary` is missing
+    or older; its standard output, BENCH lines included. RuntimeError (one line) when it fails."""
+    if not binary.is_file() or binary.stat().st_mtime < source.stat().st_mtime:
         if shutil.which("nvcc") is None:
             raise RuntimeError(f"{binary} is missing and nvcc is not on PATH to build it")
         binary.parent.mkdir(parents=True, exist_ok=True)
-        include = f'-DLESSON="{lesson}"'
-        subprocess.run(["nvcc", "-O3", "-arch=native", include, *flags, "-o", str(binary),
-                        str(RUNNER)], check=True, capture_output=True, text=True, timeout=600)
-    return binary
-
-
-def runner_output(lesson: Path, args: list[str], flags: tuple[str, ...] = ()) -> str:
-    """The C runner's standard output for `lesson` (`args` as runner.cu takes them: --bench,
-    --kernel, --repeats, sizes), BENCH lines included; exit 1 with BENCH lines is a kernel that
-    failed its check, which its record says. RuntimeError (one line) when it fails otherwise."""
-    return program_output(runner_binary(lesson, flags), args, failed_checks_ok=True)
-
-
-def program_output(binary: Path, args: list[str], failed_checks_ok: bool = False) -> str:
-    """A program's standard output; RuntimeError (one line) when it exits non-zero."""
-    proc = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=600)
-    if failed_checks_ok and proc.returncode == 1 and PREFIX in proc.stdout:
-        return proc.stdout
+        subprocess.run(["nvcc", "-O3", "-arch=native", "-o", str(binary), str(source)],
+                       check=True, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(f"{binary.name} exited {proc.returncode}: "
                            f"{(proc.stderr.strip().splitlines() or [''])[-1]}")

@@ -130,6 +130,20 @@ def previous_run(partial: Path, bench: runner.Benchmark) -> dict:
     if not (isinstance(case_params, dict)
             and all(isinstance(p, dict) for p in case_params.values())):
         raise ValueError(f"{partial}: case_params must map each case to its parameters")
+    rows = {(m.get("case"), m.get("variant")) for m in doc.get("measurements", [])}
+    cases_with_rows = {case for case, _ in rows}
+    for case, variant in completed:  # a pair said done must have its rows (or, for a program
+        # that reports other rows, such as a C table, at least one row of that case)
+        other_rows = variant in bench.variants and bench.variants[variant].measure is not None \
+            and type(bench.variants[variant].measure).__name__ == "CTable"
+        if [case, variant] != list(runner.COMPILE) and (case, variant) not in rows \
+                and not (other_rows and case in cases_with_rows):
+            raise ValueError(f"{partial} says {case}/{variant} was measured but holds no row "
+                             "of it; delete it or run without --resume")
+    if list(runner.COMPILE) in completed and not any(m.get("case") == "compile"
+                                                     for m in doc.get("measurements", [])):
+        raise ValueError(f"{partial} says the compile times were measured but holds none; "
+                         "delete it or run without --resume")
     for case, params in case_params.items():
         if case in bench.cases and bench.cases[case].params != params:
             raise ValueError(f"{partial} measured case {case} with other parameters; delete it "
@@ -145,9 +159,34 @@ def _terminated(signum, frame):
     raise KeyboardInterrupt  # SIGTERM ends a run as Ctrl-C does: partial kept, temporaries removed
 
 
+class _Progress:
+    """Standard error for progress lines: a line that cannot be written (a full log,
+    `2>&1 | head`) is dropped, and the run, and what it measured, go on."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text):
+        try:
+            return self.stream.write(text)
+        except (OSError, ValueError):
+            return len(text)
+
+    def flush(self):
+        try:
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
 def main(bench: runner.Benchmark, argv: list[str] | None = None) -> int:
     """The command line of a topic's benchmark.py: `sys.exit(run.main(BENCHMARK))`."""
     signal.signal(signal.SIGTERM, _terminated)
+    if not isinstance(sys.stderr, _Progress):
+        sys.stderr = _Progress(sys.stderr)
     return cli.run_main(lambda a: _main(bench, a), argv)
 
 
@@ -174,21 +213,38 @@ def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
     if unknown:
         p.error(f"unknown case {', '.join(unknown)}; choose from {', '.join(bench.cases)}")
     partial = cli.partial_path(output)
+    if partial is None and (args.resume or args.finish):
+        p.error(f"--output {output} is not a file: there is no partial file to continue")
+    try:
+        with cli.lock(output if partial is not None else None):
+            return _run(bench, args, p, output, partial, script, cases)
+    except cli.Locked as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def damaged(exc: BaseException, partial: Path) -> str:
+    return (f"{partial} is damaged (nested too deeply to read)" if isinstance(exc, RecursionError)
+            else str(exc))
+
+
+def _run(bench, args, p, output: Path, partial: Path | None, script, cases) -> int:
+    """The run itself, with the output's lock held; `partial` None: nothing kept on the way."""
     previous = {}
     if args.finish:
         if not partial.exists():
             p.error(f"--finish: {partial} does not exist")
         try:
             previous = previous_run(partial, bench)
-        except (OSError, ValueError) as exc:
-            p.error(f"--finish: {exc}")
+        except (OSError, ValueError, RecursionError) as exc:
+            p.error(f"--finish: {damaged(exc, partial)}")
         return finish(bench, previous, partial, output, cases)
     if args.resume:
         try:
             previous = previous_run(partial, bench)
-        except (OSError, ValueError) as exc:
-            p.error(f"--resume: {exc}")
-    elif partial.exists():
+        except (OSError, ValueError, RecursionError) as exc:
+            p.error(f"--resume: {damaged(exc, partial)}")
+    elif partial is not None and partial.exists():
         print(f"note: {partial} (an interrupted run) will be replaced; --resume continues it "
               "instead", file=sys.stderr)
 
@@ -215,7 +271,8 @@ def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
     def keep(measurements, notes, completed):
         state.update(measurements=list(measurements), notes=list(notes),
                      completed=[list(c) for c in completed])
-        write(partial, final=False)  # a run killed outright still leaves this behind
+        if partial is not None:
+            write(partial, final=False)  # a run killed outright still leaves this behind
 
     try:
         measurements, notes = runner.run_benchmark(
@@ -223,7 +280,7 @@ def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
             min_sample_s=args.min_sample, compile_runs=args.compile_runs, script=script,
             previous=previous, on_progress=keep)
     except KeyboardInterrupt:
-        kept = len(state["completed"])
+        kept = len(state["completed"]) if partial is not None else 0
         if kept:
             write(partial, final=False)
         where = f"{kept} finished variant(s) kept in {partial}; --resume continues" if kept \
@@ -234,10 +291,12 @@ def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
     try:
         path = write(output, final=True)
     except cli.CannotWrite as exc:
-        print(f"error: {exc}; what was measured is kept in {partial} (--resume writes it)",
-              file=sys.stderr)
+        kept = f"what was measured is kept in {partial} (--resume writes it)" if partial \
+            else "nothing was kept"
+        print(f"error: {exc}; {kept}", file=sys.stderr)
         return 1
-    partial.unlink(missing_ok=True)
+    if partial is not None:
+        partial.unlink(missing_ok=True)
     try:
         shown = cli.show("\n".join([*(f"note: {note}" for note in notes), summary(measurements),
                                     f"results written to {path}"]))

@@ -64,7 +64,6 @@ class Variant:
     step: str = ""  # its place in the page's progression ("1", "2", ...), if it has one
     group: str = ""  # a role the page picks variants by ("copy", "ceiling", ...)
     runs: bool = True  # False: reported by another variant's program, never run on its own
-    measure: Any = None  # the lesson it measures, through an adapter of bench.adapters
 
 
 @dataclass
@@ -80,11 +79,10 @@ class Benchmark:
     name: str
     variants: dict[str, Variant]  # key -> Variant: the topic's registry
     cases: dict[str, Case]
+    setup: Callable[[str, dict], Prepared]
     reference: Callable[[dict], Any]  # the trusted result for a case
     check: Callable[[str, Any, Any], dict]  # (variant, result, reference) -> {"metric", "value", "ok"}
     counts: Callable[[str, dict, Any], dict]  # (variant, params, reference) -> flops/bytes/work
-    inputs: Callable[[dict], tuple] = lambda params: ()  # the host arrays every row starts from
-    setup: Callable[[str, dict], Prepared] | None = None  # rows without `measure` (older topics)
     compiled: tuple[str, ...] = ()  # variants compiled on first call: their compile time is probed
     probe_params: dict = field(default_factory=dict)  # a tiny case for compile-time probes
 
@@ -92,8 +90,6 @@ class Benchmark:
         for key, v in self.variants.items():
             if v.device not in ("cpu", "gpu"):
                 raise ValueError(f"{self.name}: variant {key}: device must be cpu or gpu")
-            if v.runs and v.measure is None and self.setup is None:
-                raise ValueError(f"{self.name}: variant {key} names no lesson (measure=...)")
         for name, case in self.cases.items():
             unknown = [v for v in case.variants or () if v not in self.variants]
             if unknown:
@@ -104,17 +100,6 @@ class Benchmark:
 
     def device(self, key: str) -> str:
         return self.variants[key].device
-
-    def prepare(self, key: str, params: dict) -> Prepared:
-        """What runs for one row and one case: its adapter around the lesson, or `setup`."""
-        measure = self.variants[key].measure
-        if measure is None:
-            return self.setup(key, params)
-        frozen = json.dumps(params, sort_keys=True)
-        if getattr(self, "_inputs_for", None) != frozen:  # every row of a case shares them
-            self._inputs, self._inputs_for = None, None  # the last case's go first
-            self._inputs, self._inputs_for = self.inputs(params), frozen
-        return measure.prepare(self._inputs, params)
 
     def described(self) -> dict:
         """The registry as the results file records it (renderers read labels from there)."""
@@ -234,11 +219,11 @@ def measure_variant(bench: Benchmark, case: str, variant: str, params: dict, ref
                     repeats: int, warmup: int, min_sample_s: float) -> tuple[list[dict], str]:
     """Check one variant, then time it. Returns (measurements, problem) with problem "" if OK."""
     device = bench.device(variant)
-    prep = bench.prepare(variant, params)
+    prep = bench.setup(variant, params)
     if prep.external is not None:
         return measure_external(bench, case, variant, params, reference, prep.external)
     if prep.run is None:
-        raise ValueError(f"{bench.name}: {variant!r} prepared neither run nor external")
+        raise ValueError(f"{bench.name}: setup({variant!r}) returned neither run nor external")
     t0 = time.perf_counter()
     outputs = {"end_to_end": prep.run()}  # first calls compile; timing comes later
     first_s = time.perf_counter() - t0
@@ -288,7 +273,7 @@ def probe_compile(bench: Benchmark, variants: list[str]) -> dict:
         cuda.current_context()  # driver and context start-up: paid once per process
         out["context_init_s"] = time.perf_counter() - t0
     for variant in variants:
-        prep = bench.prepare(variant, bench.probe_params)
+        prep = bench.setup(variant, bench.probe_params)
 
         def first(prep=prep):
             if prep.kernel is not None:
@@ -318,13 +303,13 @@ def compile_times(bench: Benchmark, variants: list[str], runs: int, script: Path
                     found = _probe(script, variant, cache)
                     samples.setdefault((phase, variant), []).append(found["first_call_s"][variant])
                     if "context_init_s" in found:
-                        samples.setdefault(("context_init", CONTEXT), []).append(
+                        samples.setdefault(("context_init", "cuda"), []).append(
                             found["context_init_s"])
     measurements = []
     for (phase, variant), values in samples.items():
         stats = timing.Stats(statistics.median(values), min(values), max(values), len(values),
                              "host (fresh process)")
-        device = "gpu" if variant == CONTEXT else bench.device(variant)
+        device = "gpu" if variant == "cuda" else bench.device(variant)
         measurements.append(results.measurement("compile", variant, device, phase, stats,
                                                 params=bench.probe_params))
     return measurements
@@ -346,9 +331,8 @@ def _probe(script: Path, variant: str, cache: str) -> dict:
 
 
 COMPILE = ("compile", "*")
-CONTEXT = "(cuda context)"  # not a variant: the start-up the compile probes measure beside them
 # What compile_times measures besides the registry's variants: the CUDA context's start-up.
-BUILTIN_VARIANTS = {CONTEXT: {"label": "CUDA context start-up", "device": "gpu", "step": "",
+BUILTIN_VARIANTS = {"cuda": {"label": "CUDA context start-up", "device": "gpu", "step": "",
                              "group": "context"}}  # the completed-pair marker of the compile-time probes
 
 

@@ -169,11 +169,10 @@ def source_hashes(topic: str | os.PathLike) -> dict[str, str]:
     folder), each C or CUDA source of its topic folder and each C source the harness compiled
     (bench/runner.cu), less what `measured` leaves out. Call it when the run ends, when every
     module it used is loaded."""
-    from bench import external
-
     files = {p.resolve() for p in Path(topic).rglob("*")
              if p.suffix in SOURCE_SUFFIXES and p.suffix != ".py" and p.is_file()}
-    files |= {Path(p).resolve() for p in external.COMPILED}
+    adapters = sys.modules.get("bench.adapters")
+    files |= {Path(p).resolve() for p in getattr(adapters, "COMPILED", ())}
     folder = Path(topic).resolve()
     for module in list(sys.modules.values()):
         name = getattr(module, "__file__", None)

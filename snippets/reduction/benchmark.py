@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.adapters import CTable, OnDevice, pinned, resolve
-from bench.runner import Benchmark, Case, Variant
+from bench.registry import Benchmark, Case, Variant
 from reduce_common import error_bound, exact_sum, make_input
 
 LARGE = 2**28

@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 
 from bench.adapters import CTable, OnDevice, OnHost, pinned
-from bench.runner import Benchmark, Case, Variant
+from bench.registry import Benchmark, Case, Variant
 from saxpy_common import A, make_inputs
+
 
 def numba(kind):  # a kernel of saxpy_numba_cuda.py, by its name there
     return OnDevice("numba", "saxpy_numba_cuda:saxpy", (kind, A))
