@@ -444,7 +444,7 @@ def table(options: list[Option]) -> str:
                          for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     notes = [f"{n}. {o.parallelism}" + "".join(f"; {w}" for w in o.warnings)
-             for n, o in enumerate(options, start=1)]
+             for n, o in enumerate(options, start=1) if o.warnings or o.parallelism != "one GPU"]
     return "\n".join([line(head), line(["-" * w for w in widths]), *map(line, rows), *notes])
 
 
@@ -678,9 +678,9 @@ def main(argv: list[str] | None = None) -> int:
               args.hours if on_reference else args.instance_hours, on_reference, args.gpus,
               args.scaling, args.reserve_gib, args.include_retired, args.nvidia_only)
     options, candidates, unpriced = rank(instances, job, specs)
-    need = (f"{args.gpus} x {est.total_gib / args.gpus:.2f} GiB" if args.gpus else
-            f"{est.total_gib:.2f} GiB on up to {SPLITS[-1]} GPUs "
-            f"({est.total_gib / SPLITS[-1]:.2f} GiB each)")
+    need = (f"{args.gpus} x {est.total_gib / args.gpus:.2f} GiB (+ {args.reserve_gib:g} GiB "
+            "reserve)" if args.gpus else f"{est.total_gib:.2f} GiB on up to {SPLITS[-1]} GPUs "
+            f"({est.total_gib / SPLITS[-1]:.2f} GiB each, + {args.reserve_gib:g} GiB reserve)")
     if not options:
         near = closest(candidates, args.gpus or SPLITS[-1])
         hint = (f"; closest: {near.instance_type} ({near.accelerator_count:g} x "
@@ -689,8 +689,7 @@ def main(argv: list[str] | None = None) -> int:
         if unpriced:
             hint = ("; " + ", ".join(sorted(unpriced)) + " would fit but "
                     + next(iter(sorted(unpriced.items())))[1] + " (give --instance-hours)")
-        parser.error(f"no instance fits {need} (+ {args.reserve_gib:g} "
-                     f"GiB reserve) for {workload}"
+        parser.error(f"no instance fits {need} for {workload}"
                      f"{' in ' + args.precision if args.precision else ''}{hint}")
     # Self-check: every option fits and the list is in cost order.
     by_type = {i.instance_type: i for i in instances}
@@ -727,7 +726,8 @@ def main(argv: list[str] | None = None) -> int:
             "not_priced": [{"instance_type": k, "reason": v} for k, v in sorted(unpriced.items())]},
             indent=2, allow_nan=False)) else 1
     text = [*(lines if args.explain else []),
-            f"{len(options)} instances fit; cheapest {len(shown)} (on-demand, us-east-1, prices "
+            f"{len(options)} instance{'s fit' if len(options) > 1 else ' fits'}; cheapest "
+            f"{len(shown)} (on-demand, us-east-1, prices "
             f"as of {as_of})", basis, table(shown)]
     text += [f"warning: {w}" for w in warnings]
     if unpriced:
