@@ -323,10 +323,15 @@
     return "";
   }
 
-  function cell(row, text, numeric) {
-    var td = document.createElement("td");
+  // Inline styles, the few this table needs beyond the site's: numbers right-aligned (Material's
+  // table rule outranks a class); no minimum width per header and a tighter padding (Material's
+  // 5rem and 1.25em would make seven columns wider than the text column at 1280 px).
+  function cell(row, text, numeric, tag) {
+    var td = document.createElement(tag || "td");
     td.textContent = text;
-    if (numeric) td.className = "numeric";
+    td.style.padding = "0.4em 0.6em";
+    if (numeric) { td.className = "numeric"; td.style.textAlign = "right"; }
+    if (tag === "th") td.style.minWidth = "0";
     row.appendChild(td);
   }
 
@@ -369,30 +374,25 @@
                 (result.est.state / GIB).toFixed(2) + " GiB): a shorter context, a smaller batch or " +
                 "--kv-precision fp8 shrinks it", "aws-chooser-warning");
     }
-    // Price columns first: on a phone the table scrolls (the site's cue) after the job's cost.
+    // The job's cost and price first: on a phone the rest scrolls, with the site's cue above
+    // (accessibility.js marks a .md-typeset__scrollwrap that overflows).
     var wrap = document.createElement("div"), inner = document.createElement("div");
     wrap.className = "md-typeset__scrollwrap";
     inner.className = "md-typeset__table";
     var table = document.createElement("table");
     var head = table.createTHead().insertRow();
-    ["#", "instance", "job $", "hours", "$/hour", "GPUs used/paid", "GiB/GPU", "usable", "split, notes"]
-      .forEach(function (name, k) {
-        var th = document.createElement("th");
-        th.textContent = name;
-        if (k === 0 || (k > 1 && k < 8 && k !== 5)) th.className = "numeric";
-        head.appendChild(th);
-      });
+    ["instance", "job $", "$/hour", "hours", "GPUs used/paid", "GiB/GPU, usable", "split, notes"]
+      .forEach(function (name, k) { cell(head, name, k > 0 && k < 6 && k !== 4, "th"); });
     var body = table.createTBody();
-    shown.forEach(function (o, n) {
+    shown.forEach(function (o) {
       var row = body.insertRow();
-      cell(row, String(n + 1), true);
       cell(row, o.inst.type);
+      row.cells[0].style.whiteSpace = "nowrap";  // an instance name never breaks at its hyphen
       cell(row, money(o.total), true);
-      cell(row, money(o.hours), true);
       cell(row, o.inst.price.toFixed(4), true);
+      cell(row, money(o.hours), true);
       cell(row, g(o.used) + "/" + g(o.inst.count) + " " + o.inst.accelerator);
-      cell(row, o.perGpu.toFixed(2), true);
-      cell(row, o.usable.toFixed(2), true);
+      cell(row, o.perGpu.toFixed(2) + " of " + o.usable.toFixed(2), true);
       cell(row, [o.parallelism].concat(o.warnings).join("; "));
     });
     inner.appendChild(table);
