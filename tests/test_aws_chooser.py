@@ -110,8 +110,10 @@ def test_cli_table_and_json_agree():
     assert table.returncode == data.returncode == 0, table.stderr + data.stderr
     doc = json.loads(data.stdout)
     assert len(doc["options"]) == 3 and doc["memory_gib"] == 30 and doc["hours_on"] == "instance"
-    rows = [line.split() for line in table.stdout.splitlines() if line.startswith(("1 ", "2 ", "3 "))]
-    assert [r[1] for r in rows] == [o["instance_type"] for o in doc["options"]]
+    lines = table.stdout.splitlines()
+    rows = [line.split() for line in lines[lines.index(next(x for x in lines if x.startswith("--"))) + 1:]
+            if not line.split()[0].endswith(":")]  # the rows, not the notes ("type: ...")
+    assert [r[0] for r in rows] == [o["instance_type"] for o in doc["options"]]
     assert [r[-1] for r in rows] == [f"{o['total_usd']:,.2f}" for o in doc["options"]]
 
 

@@ -430,21 +430,20 @@ def short(accelerator: str) -> str:
 
 
 def table(options: list[Option]) -> str:
-    """The options, then a numbered note for each one with something to know."""
-    head = ["#", "instance", "GPUs used/paid", "GiB/GPU", "usable", "$/hour", "hours", "job $"]
-    rows = [[str(n), o.instance_type, f"{o.gpus_used:g}/{o.gpus_paid:g} {short(o.accelerator)}",
+    """The options, cheapest first, then a note for each one with something to know."""
+    head = ["instance", "used/paid", "GiB/GPU", "usable", "$/hour", "hours", "job $"]
+    rows = [[o.instance_type, f"{o.gpus_used:g}/{o.gpus_paid:g} {short(o.accelerator)}",
              f"{o.gib_per_gpu_needed:.2f}", f"{o.usable_gib_per_gpu:.2f}",
-             f"{o.usd_per_hour:.4f}", f"{o.hours:,.2f}", f"{o.total_usd:,.2f}"]
-            for n, o in enumerate(options, start=1)]
+             f"{o.usd_per_hour:.4f}", f"{o.hours:,.2f}", f"{o.total_usd:,.2f}"] for o in options]
     widths = [max(len(r[c]) for r in [head, *rows]) for c in range(len(head))]
-    right = {0, 3, 4, 5, 6, 7}
+    right = {2, 3, 4, 5, 6}
 
     def line(cells):
         return "  ".join(c.rjust(w) if k in right else c.ljust(w)
                          for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
-    notes = [f"{n}. {o.parallelism}" + "".join(f"; {w}" for w in o.warnings)
-             for n, o in enumerate(options, start=1) if o.warnings or o.parallelism != "one GPU"]
+    notes = [f"{o.instance_type}: {o.parallelism}" + "".join(f"; {w}" for w in o.warnings)
+             for o in options if o.warnings or o.parallelism != "one GPU"]
     return "\n".join([line(head), line(["-" * w for w in widths]), *map(line, rows), *notes])
 
 

@@ -414,7 +414,8 @@
       model === "memory" ? "GiB of GPU memory in all" : "billion parameters";
     el.rank.disabled = !MODELS[model] || (mode !== "lora" && mode !== "qlora");
     el.fraction.disabled = model !== "params" || (mode !== "lora" && mode !== "qlora");
-    el.context.disabled = el.batch.disabled = el.kv.disabled = mode !== "inference" || model === "memory";
+    // the KV cache needs a preset's shape (the CLI's --layers, --kv-heads and --head-dim are not here)
+    el.context.disabled = el.batch.disabled = el.kv.disabled = mode !== "inference" || !MODELS[model];
     el.scaling.disabled = el["hours-on"].value !== "reference";
   }
 
