@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 
 from helpers import ROOT, SNIPPETS, load_snippet, run_snippet, FULL, run_to
@@ -460,3 +462,30 @@ def test_a_full_device_or_a_closed_pipe_is_one_line_or_quiet(stdout, args):
     proc = run_to(stdout, CHOOSER, "--memory-gib", "10", *args)
     assert proc.returncode == 1
     assert proc.stderr == (FULL if stdout == "/dev/full" else "")  # | head: a quiet end
+
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
+    """Interrupted while it waits for its table (a FIFO nobody writes): one line, status 130."""
+    import signal
+    import time
+    fifo = tmp_path / "table.csv"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([sys.executable, str(SNIPPETS / CHOOSER), "--data", str(fifo),
+                             "--memory-gib", "10", "--instance-hours", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not waits_for_a_writer(proc.pid):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err == "interrupted\n" and out == ""
+
+
+def waits_for_a_writer(pid: int) -> bool | None:
+    """True once the process sits in open() of a FIFO (Linux: its wait channel says so); None
+    where /proc cannot tell (the test then waits out its deadline)."""
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text() == "wait_for_partner"
+    except OSError:
+        return None
