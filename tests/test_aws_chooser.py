@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+from pathlib import Path
+
 import pytest
 
 from helpers import ROOT, SNIPPETS, load_snippet, run_snippet, FULL, run_to
@@ -39,8 +41,12 @@ def test_memory_estimates(mod):
         mod.estimate_memory_gib(7e9, "int8", True, 1.2)
 
 
+def job(mod, memory, workload, precision=None, hours=1, gpus=None, on_reference=False, **kw):
+    return mod.Job(memory, workload, precision, hours, on_reference, gpus, **kw)
+
+
 def test_ranking_fits_and_is_cheapest_first(mod, instances):
-    options, _ = mod.rank(instances, 60, 4, 10, "training", "bf16")
+    options, _, _ = mod.rank(instances, job(mod, 60, "training", "bf16", 10, gpus=4))
     by_type = {i.instance_type: i for i in instances}
     assert options
     for o in options:
@@ -48,6 +54,7 @@ def test_ranking_fits_and_is_cheapest_first(mod, instances):
         assert i.accelerator_count >= 4 and i.accelerator_memory_gib - 1.0 >= 15
         assert "bf16" in i.low_precision and i.status != "retired"
         assert o.total_usd == pytest.approx(i.usd_per_hour * 10, abs=0.006)
+        assert o.split == o.gpus_used == 4 and o.gpus_paid == i.accelerator_count
     totals = [o.total_usd for o in options]
     assert totals == sorted(totals)
     # Nothing cheaper that fits was left out.
@@ -57,34 +64,59 @@ def test_ranking_fits_and_is_cheapest_first(mod, instances):
     assert len(options) == len(fitting)
 
 
+def test_the_split_is_the_fewest_gpus_that_hold_the_job(mod, instances):
+    options, _, _ = mod.rank(instances, job(mod, 100, "inference", "bf16", 10))
+    by_type = {o.instance_type: o for o in options}
+    assert by_type["g6e.48xlarge"].split == 4 and by_type["g6e.12xlarge"].split == 4  # 25 of 43.7
+    assert by_type["p5.48xlarge"].split == 2 and by_type["p5en.48xlarge"].split == 1
+    assert "g6e.xlarge" not in by_type and "g6.48xlarge" in by_type  # 12.5 GiB on each of 8 L4
+    for o in options:  # the fewest: half as many GPUs would not hold it
+        assert o.gib_per_gpu_needed <= o.usable_gib_per_gpu
+        assert o.split == 1 or 100 / (o.split // 2) > o.usable_gib_per_gpu
+        assert o.gpus_used == o.split  # --instance-hours: one copy, the rest idle
+        idle = o.gpus_paid - o.gpus_used
+        assert (f"pays for {idle:g} idle GPU" in "; ".join(o.warnings)) == (idle > 0)
+        assert o.parallelism == ("one GPU" if o.split == 1 else f"tensor parallel over {o.split}")
+
+
 def test_a_gpu_slice_serves_a_small_one_gpu_job_only(mod, instances):
-    one, _ = mod.rank(instances, 1.5, 1, 1, "inference")  # an eighth of an L4 less the reserve
-    assert one[0].instance_type.startswith("g6f.")
-    two, _ = mod.rank(instances, 1.5, 2, 1, "inference")
+    one, _, _ = mod.rank(instances, job(mod, 1.5, "inference", gpus=1))  # an eighth of an L4
+    assert one[0].instance_type.startswith("g6f.") and one[0].gpus_used == one[0].gpus_paid
+    auto, _, _ = mod.rank(instances, job(mod, 1.5, "inference"))
+    assert auto[0].instance_type == one[0].instance_type
+    two, _, _ = mod.rank(instances, job(mod, 1.5, "inference", gpus=2))
     assert not any(o.instance_type.startswith("g6f.") for o in two)
 
 
 def test_retired_only_on_request(mod, instances):
-    default, _ = mod.rank(instances, 10, 1, 1, "training", "fp16")
+    default, _, _ = mod.rank(instances, job(mod, 10, "training", "fp16", gpus=1))
     assert not any(o.instance_type.startswith("p3.") for o in default)
-    everything, _ = mod.rank(instances, 10, 1, 1, "training", "fp16", include_retired=True)
-    assert any(o.instance_type == "p3.2xlarge" for o in everything)
+    everything, _, _ = mod.rank(instances, job(mod, 10, "training", "fp16", gpus=1,
+                                               include_retired=True))
+    p3 = next(o for o in everything if o.instance_type == "p3.2xlarge")
+    assert "retired" in p3.warnings
+    assert any(o.instance_type == "p3dn.24xlarge" and "legacy" in "; ".join(o.warnings)
+               for o in everything)
 
 
 def test_bf16_keeps_t4_and_v100_out(mod, instances):
-    options, _ = mod.rank(instances, 10, 1, 1, "inference", "bf16", include_retired=True)
+    options, _, _ = mod.rank(instances, job(mod, 10, "inference", "bf16", include_retired=True))
     assert not any(o.accelerator in ("NVIDIA T4", "NVIDIA V100") for o in options)
 
 
 def test_cli_table_and_json_agree():
-    args = ["--data", DATA, "--memory-gib", "30", "--gpus", "2", "--hours", "5", "--top", "3"]
+    args = ["--data", DATA, "--memory-gib", "30", "--gpus", "2", "--instance-hours", "5",
+            "--top", "3"]
     table = run_snippet(CHOOSER, *args)
     data = run_snippet(CHOOSER, *args, "--json")
     assert table.returncode == data.returncode == 0, table.stderr + data.stderr
     doc = json.loads(data.stdout)
-    assert len(doc["options"]) == 3 and doc["memory_gib"] == 30
-    first = doc["options"][0]["instance_type"]
-    assert table.stdout.splitlines()[3].split()[1] == first
+    assert len(doc["options"]) == 3 and doc["memory_gib"] == 30 and doc["hours_on"] == "instance"
+    lines = table.stdout.splitlines()
+    rows = [line.split() for line in lines[lines.index(next(x for x in lines if x.startswith("--"))) + 1:]
+            if not line.split()[0].endswith(":")]  # the rows, not the notes ("type: ...")
+    assert [r[0] for r in rows] == [o["instance_type"] for o in doc["options"]]
+    assert [r[-1] for r in rows] == [f"{o['total_usd']:,.2f}" for o in doc["options"]]
 
 
 def test_explain_shows_the_formula():
@@ -92,7 +124,117 @@ def test_explain_shows_the_formula():
                       "--training", "--gpus", "8", "--hours", "10", "--explain")
     assert out.returncode == 0, out.stderr
     assert "2 weights + 2 gradients + 8 Adam moments + 4 fp32 master weights = 16" in out.stdout
-    assert "125.17 GiB" in out.stdout and "15.65 GiB" in out.stdout
+    assert "125.17 GiB" in out.stdout and "split over 8 GPUs = 15.65 GiB" in out.stdout
+
+
+def choose(*args):
+    out = run_snippet(CHOOSER, "--data", DATA, *args, "--top", "1000", "--json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+LLAMA_70B_MONTH = ["--model", "llama-3.1-70b", "--precision", "bf16", "--inference", "--context",
+                   "8192", "--batch", "8"]
+
+
+def test_a_70b_model_for_a_month_is_split_not_put_on_one_b300():
+    """Issue 45: with --gpus 1 (the old default) the only fit is one of the eight B300s of a
+    p6-b300.48xlarge, $102,540 for 720 h; split over the GPUs of one instance it costs far less."""
+    one = choose(*LLAMA_70B_MONTH, "--instance-hours", "720", "--gpus", "1")
+    old = one["options"][0]
+    assert old["instance_type"] == "p6-b300.48xlarge" and round(old["total_usd"]) == 102540
+    assert (old["gpus_used"], old["gpus_paid"]) == (1, 8) and "pays for 7 idle GPUs" in old["warnings"]
+    for hours in ("--hours", "--instance-hours"):
+        doc = choose(*LLAMA_70B_MONTH, hours, "720")
+        top = doc["options"][0]
+        assert top["total_usd"] < old["total_usd"] / 2 and top["gpus_used"] > 1, top
+        for o in doc["options"]:
+            assert o["accelerator"] and 0 < o["gpus_used"] <= o["gpus_paid"]
+            assert o["split"] * o["copies"] == o["gpus_used"]
+            assert o["gib_per_gpu_needed"] == round(doc["memory_gib"] / o["split"], 2)
+    assert doc["hours_on"] == "instance"
+
+
+def spec(name):
+    import csv
+    with open(ROOT / "docs" / "data" / "accelerator-specs.csv", newline="") as f:
+        return next(r for r in csv.DictReader(f) if r["accelerator"] == name)
+
+
+def test_training_hours_scale_with_the_cards_tensor_throughput():
+    doc = choose("--params", "7e9", "--precision", "bf16", "--training", "--hours", "100",
+                 "--nvidia-only")
+    assert doc["hours_on"] == "NVIDIA H100 SXM" and "tensor" in doc["throughput"]
+    by_type = {o["instance_type"]: o for o in doc["options"]}
+    h100, l4 = by_type["p5.48xlarge"], by_type["g6.48xlarge"]
+    assert h100["gpus_used"] == l4["gpus_used"] == 8
+    ratio = float(spec("NVIDIA H100 SXM")["bf16_tflops"]) / float(spec("NVIDIA L4")["bf16_tflops"])
+    assert l4["hours"] / h100["hours"] == pytest.approx(ratio, rel=1e-3)
+    assert h100["hours"] == pytest.approx(100 / (8 * 0.9 ** 3), abs=0.006)
+    small = choose("--params", "1e9", "--precision", "bf16", "--training", "--hours", "100")
+    one = next(o for o in small["options"] if o["instance_type"] == "p5.4xlarge")
+    assert one["hours"] == 100  # one H100: the reference's own hours and one["total_usd"] == pytest.approx(100 * one["usd_per_hour"])
+    assert len({o["hours"] for o in doc["options"]}) > 3
+    # Cheapest per hour is not cheapest per job any more: the 8 x L4 is not first.
+    assert doc["options"][0]["instance_type"] != "g6.48xlarge"
+
+
+def test_inference_hours_scale_with_memory_bandwidth_and_fp8_with_fp8_throughput():
+    doc = choose("--memory-gib", "30", "--precision", "bf16", "--gpus", "1", "--hours", "10",
+                 "--scaling", "1")
+    by_type = {o["instance_type"]: o for o in doc["options"]}
+    ratio = float(spec("NVIDIA H100 SXM")["bandwidth_gbs"]) / float(spec("NVIDIA L40S")["bandwidth_gbs"])
+    assert by_type["g6e.xlarge"]["hours"] == pytest.approx(10 * ratio, abs=0.006)
+    assert by_type["g6e.48xlarge"]["hours"] == pytest.approx(10 * ratio / 8, abs=0.006)  # linear
+    fp8 = choose("--params", "1e9", "--precision", "fp8", "--training", "--gpus", "1",
+                 "--hours", "10")
+    l4 = next(o for o in fp8["options"] if o["instance_type"] == "g6.xlarge")
+    ratio = float(spec("NVIDIA H100 SXM")["fp8_tflops"]) / float(spec("NVIDIA L4")["fp8_tflops"])
+    assert l4["hours"] == pytest.approx(10 * ratio, abs=0.006)
+
+
+def test_a_gpu_without_a_figure_is_named_not_priced():
+    doc = choose("--memory-gib", "30", "--gpus", "1", "--hours", "10")
+    reasons = {r["instance_type"]: r["reason"] for r in doc["not_priced"]}
+    assert "no memory bandwidth for the NVIDIA A100 in the spec table" == reasons["p4d.24xlarge"]
+    assert not any(o["instance_type"] == "p4d.24xlarge" for o in doc["options"])
+    same = choose("--memory-gib", "30", "--gpus", "1", "--instance-hours", "10")
+    assert any(o["instance_type"] == "p4d.24xlarge" for o in same["options"])
+    assert not same["not_priced"]
+
+
+def test_speedup_is_below_linear_and_grows(mod):
+    assert mod.speedup(1, 0.9) == 1 and mod.speedup(2, 0.9) == pytest.approx(1.8)
+    assert mod.speedup(8, 1.0) == 8 and mod.speedup(0.25, 0.9) == 0.25
+    ups = [mod.speedup(n, 0.9) for n in (1, 2, 4, 8, 12, 16)]
+    assert ups == sorted(ups) and all(u < n for u, n in zip(ups[1:], (2, 4, 8, 12, 16)))
+
+
+def test_the_spec_row_of_each_accelerator(mod):
+    specs = mod.load_specs(ROOT / "docs" / "data" / "accelerator-specs.csv")
+    assert mod.spec_for("NVIDIA H100", specs) is specs["NVIDIA H100 SXM"]
+    assert mod.spec_for("NVIDIA L4", specs) is specs["NVIDIA L4"]  # not the L40S
+    assert mod.spec_for("NVIDIA A100", specs) is None
+
+
+def test_warnings_an_expert_would_give():
+    tight = choose("--memory-gib", "21", "--gpus", "1", "--instance-hours", "1", "--nvidia-only")
+    g6 = next(o for o in tight["options"] if o["instance_type"] == "g6.xlarge")  # 21.35 usable
+    assert "under 10% memory headroom" in g6["warnings"]
+    roomy = choose("--memory-gib", "10", "--gpus", "1", "--instance-hours", "1", "--nvidia-only")
+    assert not any("headroom" in w for o in roomy["options"] if o["instance_type"] == "g6.xlarge"
+                   for w in o["warnings"])
+    a10g = next(o for o in roomy["options"] if o["instance_type"] == "g5.xlarge")
+    assert not a10g["warnings"]
+    scaled = choose("--memory-gib", "10", "--gpus", "1", "--hours", "1", "--nvidia-only")
+    a10g = next(o for o in scaled["options"] if o["instance_type"] == "g5.xlarge")
+    assert "its memory bandwidth is unconfirmed" in a10g["warnings"]  # the spec table says so
+    long = choose("--model", "llama-3.1-8b", "--precision", "bf16", "--context", "131072",
+                  "--instance-hours", "1")
+    assert any("KV cache (16.00 GiB) is larger than the weights" in w for w in long["warnings"])
+    short = choose("--model", "llama-3.1-8b", "--precision", "bf16", "--context", "8192",
+                   "--instance-hours", "1")
+    assert not short["warnings"]
 
 
 def test_kv_cache_formula(mod):
@@ -156,9 +298,10 @@ def test_full_vs_lora_vs_qlora_on_a_24_gb_gpu(mod, instances):
 
 def test_a_t4_is_not_ranked_for_a_job_that_needs_all_its_memory(mod, instances):
     # 15.65 GiB per GPU: under a T4's nominal 16 GiB but over 16 - 1 GiB of reserve.
-    options, _ = mod.rank(instances, 125.2, 8, 1, "training", "fp16")
+    options, _, _ = mod.rank(instances, job(mod, 125.2, "training", "fp16", gpus=8))
     assert options and not any(o.accelerator == "NVIDIA T4" for o in options)
-    no_reserve, _ = mod.rank(instances, 125.2, 8, 1, "training", "fp16", reserve_gib=0)
+    no_reserve, _, _ = mod.rank(instances, job(mod, 125.2, "training", "fp16", gpus=8,
+                                               reserve_gib=0))
     assert any(o.accelerator == "NVIDIA T4" for o in no_reserve)
 
 
@@ -178,14 +321,20 @@ def test_memory_only_needs_no_table(tmp_path):
 def test_standalone_copy_reads_the_table_it_is_given(tmp_path):
     copy = tmp_path / "choose_instance.py"
     copy.write_text((ROOT / "snippets" / CHOOSER).read_text())
-    run = subprocess.run([sys.executable, str(copy), "--memory-gib", "10", "--hours", "1"],
-                         capture_output=True, text=True, cwd=tmp_path)
-    assert run.returncode == 2 and "pass --data" in run.stderr and "Traceback" not in run.stderr
+    def run(*args):
+        return subprocess.run([sys.executable, str(copy), "--memory-gib", "10", "--hours", "1",
+                               *args], capture_output=True, text=True, cwd=tmp_path)
+
+    out = run()
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    # The message names a file the reader can fetch: the site serves the tables in data/.
+    assert "download aws-instances.csv from the site's data/" in out.stderr and "--data" in out.stderr
     (tmp_path / "aws-instances.csv").write_text(DATA.read_text())
-    run = subprocess.run([sys.executable, str(copy), "--data", "aws-instances.csv",
-                          "--memory-gib", "10", "--hours", "1"],
-                         capture_output=True, text=True, cwd=tmp_path)
-    assert run.returncode == 0 and "instances fit" in run.stdout
+    out = run("--data", "aws-instances.csv")
+    assert out.returncode == 2 and "accelerator-specs.csv" in out.stderr and "--specs" in out.stderr
+    (tmp_path / "specs.csv").write_text((DATA.parent / "accelerator-specs.csv").read_text())
+    out = run("--data", "aws-instances.csv", "--specs", "specs.csv")
+    assert out.returncode == 0 and "instances fit" in out.stdout
 
 
 BAD = "a,b\n1,2\n"
@@ -197,11 +346,20 @@ SHORT = {"M8B": "--model llama-3.1-8b --precision bf16", "P7B": "--params 7e9 --
 BAD_INPUT = [
     ("--memory-gib 10 --hours -5", "--hours: must be from 0.001 to 100000.0, got -5"),
     ("--memory-gib 10 --hours 1e308", "--hours: must be from"),
+    ("--memory-gib 10 --hours 1e12", "--hours: must be from 0.001 to 100000.0, got 1e12"),
+    ("--memory-gib 10 --instance-hours 1e12", "--instance-hours: must be from 0.001"),
+    ("--memory-gib 10 --hours 1 --instance-hours 1", "not allowed with"),
+    ("--memory-gib 10 --hours 1 --scaling 1.5", "--scaling: must be from 0.5 to 1.0"),
+    ("--memory-gib 10 --hours 1 --specs /nonexistent/x.csv", "accelerator-specs.csv"),
+    ("--memory-gib 10 --hours 1 --specs /", "error: "),
+    ("--memory-gib 5000 --hours 1", "no instance fits 5000.00 GiB on up to 8 GPUs (625.00 GiB each, + 1 GiB reserve)"),
+    ("--memory-gib 2000 --hours 1 --nvidia-only",
+     "p6-b300.48xlarge would fit but no memory bandwidth for the NVIDIA B300"),
     ("--memory-gib 10 --hours inf", "--hours: must be from"),
     ("--memory-gib 0 --hours 1", "--memory-gib: must be from 0.001"),
     ("--memory-gib ten --hours 1", "--memory-gib: not a number: 'ten'"),
     ("--memory-gib nan --hours 1", "--memory-gib: must be from"),
-    ("--memory-gib 10", "--hours is needed"),
+    ("--memory-gib 10", "--hours (on one NVIDIA H100 SXM) or --instance-hours is needed"),
     ("--params 7e9 --precision fp12 --hours 1", "invalid choice: 'fp12'"),
     ("--params 7e9 --hours 1", "need --precision"),
     ("--params 1e20 --precision bf16 --hours 1", "--params: must be from 1.0 to 10000000000000.0"),
@@ -209,7 +367,7 @@ BAD_INPUT = [
     ("--memory-gib 10 --hours 1 --gpus 1.5", "--gpus: not a whole number"),
     ("--memory-gib 10 --hours 1 --gpus 64", "one instance"),
     ("--hours 1", "one of the arguments"),
-    ("--memory-gib 5000 --hours 1 --gpus 8", "closest: p6-b300.48xlarge"),
+    ("--memory-gib 5000 --hours 1 --gpus 8", "fits 8 x 625.00 GiB (+ 1 GiB reserve) for inference; closest: p6-b300.48xlarge"),
     ("--model llama-9 --precision bf16 --hours 1", "invalid choice: 'llama-9'"),
     ("--model llama-3.1-8b --params 7e9 --hours 1", "not allowed with"),
     ("M8B --context 0 --hours 1", "--context: must be from 1 to"),
@@ -232,7 +390,7 @@ BAD_INPUT = [
     ("--memory-gib 10 --hours 1 --reserve-gib -1", "--reserve-gib: must be from 0.0 to 64.0"),
     ("--memory-gib 10 --hours 1 --reserve-gib nan", "--reserve-gib: must be from"),
     ("--memory-gib 10 --hours 1 --overhead 0.5", "--overhead: must be from 1.0"),
-    ("--memory-gib 10 --hours 1 --data /nonexistent/x.csv", "pass --data"),
+    ("--memory-gib 10 --hours 1 --data /nonexistent/x.csv", "pass its path with --data"),
     ("--memory-gib 10 --hours 1 --data /", "error: "),
 ]
 
@@ -246,6 +404,16 @@ def test_bad_input_is_one_line_and_exit_2(line, message):
     assert out.stderr.startswith("error: ") and out.stderr.count("\n") == 1, out.stderr
     assert message in out.stderr and "Traceback" not in out.stderr
     assert out.stdout == ""
+
+
+@pytest.mark.parametrize("content", ["", BAD, "NOTNUM"])
+def test_a_damaged_spec_table_is_a_one_line_error(tmp_path, content):
+    path = tmp_path / "specs.csv"
+    specs = (DATA.parent / "accelerator-specs.csv").read_text()
+    path.write_text(specs.replace(",3350,", ",fast,", 1) if content == "NOTNUM" else content)
+    out = run_snippet(CHOOSER, "--data", DATA, "--specs", path, "--memory-gib", "10", "--hours", "1")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert ("'fast' is not a number" if content == "NOTNUM" else "missing columns") in out.stderr
 
 
 @pytest.mark.parametrize(("content", "message"), [
@@ -294,3 +462,30 @@ def test_a_full_device_or_a_closed_pipe_is_one_line_or_quiet(stdout, args):
     proc = run_to(stdout, CHOOSER, "--memory-gib", "10", *args)
     assert proc.returncode == 1
     assert proc.stderr == (FULL if stdout == "/dev/full" else "")  # | head: a quiet end
+
+
+
+def test_ctrl_c_is_one_line_and_exit_130(tmp_path):
+    """Interrupted while it waits for its table (a FIFO nobody writes): one line, status 130."""
+    import signal
+    import time
+    fifo = tmp_path / "table.csv"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([sys.executable, str(SNIPPETS / CHOOSER), "--data", str(fifo),
+                             "--memory-gib", "10", "--instance-hours", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not waits_for_a_writer(proc.pid):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err == "interrupted\n" and out == ""
+
+
+def waits_for_a_writer(pid: int) -> bool | None:
+    """True once the process sits in open() of a FIFO (Linux: its wait channel says so); None
+    where /proc cannot tell (the test then waits out its deadline)."""
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text() == "wait_for_partner"
+    except OSError:
+        return None

@@ -2,15 +2,23 @@
 
 Give the GPU memory the job needs, or a model (its size and precision, or a named preset whose
 shape comes from its published config) from which the memory is estimated: weights, the KV cache
-of inference at a given context and batch, or the state of full fine-tuning, LoRA or QLoRA. Add
-the number of GPUs and the hours; get the instances that fit, cheapest job first. Each GPU keeps
-a reserve (CUDA context, library workspaces) that the job cannot use.
+of inference at a given context and batch, or the state of full fine-tuning, LoRA or QLoRA. Give
+the hours the job takes on one reference GPU (an H100 SXM); get the instances that fit, cheapest
+job first. The chooser splits the job over 1, 2, 4 or 8 GPUs of one instance (the fewest whose
+memory holds it) and runs copies of that split on the instance's other GPUs; each candidate's
+hours are the reference hours scaled by its GPUs' throughput for the job (dense tensor FLOPS at
+the job's precision for training, memory bandwidth for decode-bound inference) and by how many
+GPUs it uses, at a stated loss per doubling. --instance-hours gives hours on the instance
+instead (a service that runs a month), not scaled. Each GPU keeps a reserve (CUDA context,
+library workspaces) that the job cannot use.
 
-The instance table is a CSV file (docs/data/aws-instances.csv in the site's repository, the file
-the site's table is built from); pass it with --data. --memory-only needs no table.
+It reads two tables that the site serves beside its GPUs-on-AWS page (data/aws-instances.csv and
+data/accelerator-specs.csv, under the site's address); pass them with --data and --specs.
+--memory-only needs neither, --instance-hours no spec table.
 
     python choose_instance.py --model llama-3.1-8b --precision bf16 --context 131072 --memory-only
-    python choose_instance.py --data aws-instances.csv --memory-gib 20 --hours 100
+    python choose_instance.py --data aws-instances.csv --specs accelerator-specs.csv \\
+        --model llama-3.1-70b --precision bf16 --context 8192 --batch 8 --hours 720
 """
 
 # --8<-- [start:imports]
@@ -40,6 +48,8 @@ from pathlib import Path
 # --8<-- [end:imports]
 
 DATA = Path("docs/data/aws-instances.csv")  # relative to the current folder: pass --data elsewhere
+SPECS = Path("docs/data/accelerator-specs.csv")  # the per-GPU throughput figures: --specs
+SITE_DATA = "data/ folder (linked from its GPUs-on-AWS page)"
 GIB = 1024**3
 GB = 1e9
 
@@ -164,6 +174,7 @@ class Instance:
     workloads: tuple[str, ...]
     status: str
     price_as_of: str
+    unconfirmed: tuple[str, ...] = ()  # fields no primary source confirmed (status, specs, ...)
 
 
 def load_instances(path: Path = DATA) -> list[Instance]:
@@ -208,10 +219,75 @@ def load_instances(path: Path = DATA) -> list[Instance]:
                 raise ValueError(f"{where}: {c} {r[c]!r} is not YYYY-MM-DD")
         out.append(Instance(r["family"], r["instance_type"], r["accelerator"], count, mem, vcpus,
                             ram, price, per_acc, tuple(r["low_precision"].split(";")), r["role"],
-                            tuple(r["workloads"].split(";")), r["status"], r["price_as_of"]))
+                            tuple(r["workloads"].split(";")), r["status"], r["price_as_of"],
+                            tuple(f.strip() for f in (r.get("unconfirmed") or "").split(";")
+                                  if f.strip())))
     if not out:
         raise ValueError(f"{path}: no rows")
     return out
+
+
+# --8<-- [start:specs]
+REFERENCE = "NVIDIA H100 SXM"  # --hours are hours on one of these
+SPLITS = (1, 2, 4, 8)          # GPUs of one instance a job may be split over
+# The spec table's figure that sets a job's speed: memory bandwidth for inference (each decoded
+# token reads every weight once), dense tensor throughput at the job's precision for training.
+FIGURE = {"inference": "bandwidth_gbs", "fp32": "fp32_tflops", "bf16": "bf16_tflops",
+          "fp16": "bf16_tflops", "fp8": "fp8_tflops"}
+FIGURE_NAME = {"bandwidth_gbs": "memory bandwidth", "fp32_tflops": "FP32 throughput",
+               "bf16_tflops": "dense BF16/FP16 tensor throughput",
+               "fp8_tflops": "dense FP8 tensor throughput"}
+
+
+def load_specs(path: Path = SPECS) -> dict[str, dict]:
+    """{accelerator: {column: figure or None, "unconfirmed": set of columns}} from the spec table
+    (blank cells are figures nobody published; ValueError naming the first bad row)."""
+    need = ["accelerator", "source", "as_of", *sorted(set(FIGURE.values()))]
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in need if c not in (reader.fieldnames or [])]
+            if missing:
+                raise ValueError(f"{path}: not the accelerator spec table (missing columns "
+                                 f"{', '.join(missing)})")
+            rows = list(reader)
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a text CSV file") from None
+    except csv.Error as exc:
+        raise ValueError(f"{path}: damaged CSV ({exc})") from None
+    specs = {}
+    for n, r in enumerate(rows, start=2):
+        row = {"unconfirmed": {c.strip() for c in (r.get("unconfirmed") or "").split(";")}}
+        for c in set(FIGURE.values()):
+            text = (r[c] or "").strip()
+            try:
+                row[c] = float(text) if text else None
+            except ValueError:
+                raise ValueError(f"{path.name} line {n} ({r['accelerator']}): {c} {text!r} "
+                                 "is not a number") from None
+            if row[c] is not None and not (math.isfinite(row[c]) and row[c] > 0):
+                raise ValueError(f"{path.name} line {n} ({r['accelerator']}): {c} must be "
+                                 "finite and positive")
+        specs[r["accelerator"]] = row
+    if REFERENCE not in specs:
+        raise ValueError(f"{path}: no row for the reference GPU, {REFERENCE}")
+    return specs
+
+
+def spec_for(accelerator: str, specs: dict[str, dict]) -> dict | None:
+    """The spec row of an instance's accelerator: the same name, or the only row that names
+    its variant ("NVIDIA H100" is "NVIDIA H100 SXM")."""
+    if accelerator in specs:
+        return specs[accelerator]
+    variants = [k for k in specs if k.startswith(accelerator + " ")]
+    return specs[variants[0]] if len(variants) == 1 else None
+
+
+def speedup(gpus: float, scaling: float) -> float:
+    """How many times one GPU's speed `gpus` GPUs reach: `scaling` of the speed-up kept per
+    doubling (1 would be linear); a slice of one GPU runs at its share."""
+    return gpus * scaling ** math.log2(gpus) if gpus > 1 else gpus
+# --8<-- [end:specs]
 
 
 # --8<-- [start:rank]
@@ -220,12 +296,32 @@ class Option:
     instance_type: str
     accelerator: str
     accelerators: str  # what the instance has, e.g. "8 x 80 GiB"
+    gpus_paid: float   # the instance's accelerators (a fraction for a slice of one)
+    gpus_used: float   # split x copies
+    split: int         # GPUs one copy of the job is split over
+    copies: int        # copies of the split run side by side (more than 1 with --hours only)
+    parallelism: str   # how the job is split, in words
     gib_per_gpu_needed: float
     usable_gib_per_gpu: float  # the accelerator's memory less the per-GPU reserve
     usd_per_hour: float
-    hours: float
+    hours: float       # on this instance
     total_usd: float
     status: str
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Job:
+    memory_gib: float        # in all, for one copy of the job
+    workload: str            # training or inference
+    precision: str | None
+    hours: float
+    on_reference: bool       # hours on one REFERENCE GPU (True) or on the instance (False)
+    gpus: int | None = None  # a fixed split; None: the fewest of SPLITS that fit
+    scaling: float = 0.9
+    reserve_gib: float = 1.0
+    include_retired: bool = False
+    nvidia_only: bool = False
 
 
 def usable_gib(inst: Instance, reserve_gib: float) -> float:
@@ -234,12 +330,14 @@ def usable_gib(inst: Instance, reserve_gib: float) -> float:
     return inst.accelerator_memory_gib - reserve_gib
 
 
-def fits(inst: Instance, gib_per_gpu: float, gpus: int, reserve_gib: float) -> bool:
-    if inst.accelerator_count < 1:  # a slice of one GPU serves a one-GPU job only
-        enough = gpus == 1
-    else:
-        enough = inst.accelerator_count >= gpus
-    return enough and usable_gib(inst, reserve_gib) >= gib_per_gpu
+def split_for(inst: Instance, job: Job) -> int | None:
+    """The fewest GPUs of this instance whose memory holds the job (or the fixed --gpus)."""
+    tries = [job.gpus] if job.gpus else [n for n in SPLITS if n <= max(inst.accelerator_count, 1)]
+    for n in tries:
+        slice_ok = inst.accelerator_count >= n or (n == 1 and inst.accelerator_count < 1)
+        if slice_ok and usable_gib(inst, job.reserve_gib) >= job.memory_gib / n:
+            return n
+    return None
 
 
 def usable(inst: Instance, workload: str, precision: str | None, include_retired: bool,
@@ -256,20 +354,62 @@ def usable(inst: Instance, workload: str, precision: str | None, include_retired
     return precision not in ("bf16", "fp16", "fp8") or precision in inst.low_precision
 
 
-def rank(instances: list[Instance], memory_gib: float, gpus: int, hours: float, workload: str,
-         precision: str | None = None, include_retired: bool = False,
-         nvidia_only: bool = False, reserve_gib: float = 1.0) -> tuple[list[Option], list[Instance]]:
-    """Options that fit, cheapest job first; and the usable candidates (for 'closest')."""
-    per_gpu = memory_gib / gpus  # the job's memory split evenly (FSDP/ZeRO-3, tensor parallel)
-    candidates = [i for i in instances
-                  if usable(i, workload, precision, include_retired, nvidia_only)]
-    options = [Option(i.instance_type, i.accelerator,
-                      f"{i.accelerator_count:g} x {i.accelerator_memory_gib:g} GiB",
-                      round(per_gpu, 2), round(usable_gib(i, reserve_gib), 2), i.usd_per_hour,
-                      hours, round(i.usd_per_hour * hours, 2), i.status)
-               for i in candidates if fits(i, per_gpu, gpus, reserve_gib)]
+def figure_column(job: Job) -> str:
+    return FIGURE["inference" if job.workload == "inference" else job.precision or "bf16"]
+
+
+def option(inst: Instance, job: Job, n: int, specs: dict | None) -> Option | str:
+    """The instance running the job split over n GPUs, or why it cannot be priced."""
+    count = inst.accelerator_count
+    copies = max(int(count // n), 1) if job.on_reference else 1
+    used = n * copies if count >= 1 else count
+    warnings = []
+    hours = job.hours
+    if job.on_reference:
+        column = figure_column(job)
+        spec = spec_for(inst.accelerator, specs)
+        if not spec or spec[column] is None:
+            return f"no {FIGURE_NAME[column]} for the {inst.accelerator} in the spec table"
+        ratio = specs[REFERENCE][column] / spec[column]
+        hours = job.hours * ratio / speedup(used, job.scaling)
+        if column in spec["unconfirmed"]:
+            warnings.append(f"its {FIGURE_NAME[column]} is unconfirmed")
+    per_gpu, room = job.memory_gib / n, usable_gib(inst, job.reserve_gib)
+    if room - per_gpu < 0.1 * room:
+        warnings.append("under 10% memory headroom")
+    if count >= 1 and count > used:
+        warnings.append(f"pays for {count - used:g} idle GPU{'s' * (count - used > 1)}")
+    if inst.status != "current":
+        warnings.append(inst.status + (" (status unconfirmed)" if "status" in inst.unconfirmed
+                                       else ""))
+    name = "tensor parallel" if job.workload == "inference" else "FSDP"
+    parallelism = (f"{name} over {n}" if n > 1 else "one GPU") + (
+        f", {copies} copies" if copies > 1 else "")
+    return Option(inst.instance_type, inst.accelerator,
+                  f"{count:g} x {inst.accelerator_memory_gib:g} GiB", count, used, n, copies,
+                  parallelism, round(per_gpu, 2), round(room, 2), inst.usd_per_hour,
+                  round(hours, 2), round(inst.usd_per_hour * hours, 2), inst.status,
+                  tuple(warnings))
+
+
+def rank(instances: list[Instance], job: Job, specs: dict | None = None
+         ) -> tuple[list[Option], list[Instance], dict[str, str]]:
+    """Options that fit, cheapest job first; the usable candidates (for 'closest'); and the
+    instances that fit but cannot be priced, with the reason."""
+    candidates = [i for i in instances if usable(i, job.workload, job.precision,
+                                                 job.include_retired, job.nvidia_only)]
+    options, unpriced = [], {}
+    for inst in candidates:
+        n = split_for(inst, job)
+        if n is None:
+            continue
+        made = option(inst, job, n, specs)
+        if isinstance(made, str):
+            unpriced[inst.instance_type] = made
+        else:
+            options.append(made)
     options.sort(key=lambda o: (o.total_usd, o.instance_type))
-    return options, candidates
+    return options, candidates, unpriced
 # --8<-- [end:rank]
 
 
@@ -285,19 +425,26 @@ def closest(candidates: list[Instance], gpus: int) -> Instance | None:
     return None
 
 
+def short(accelerator: str) -> str:
+    return accelerator.removeprefix("NVIDIA ").removeprefix("AWS ")
+
+
 def table(options: list[Option]) -> str:
-    head = ["#", "instance", "accelerator", "accelerators", "usable/GPU", "$/hour", "hours", "job $"]
-    rows = [[str(n), o.instance_type, o.accelerator, o.accelerators,
-             f"{o.usable_gib_per_gpu:.2f}", f"{o.usd_per_hour:.4f}", f"{o.hours:g}",
-             f"{o.total_usd:,.2f}"] for n, o in enumerate(options, start=1)]
+    """The options, cheapest first, then a note for each one with something to know."""
+    head = ["instance", "used/paid", "GiB/GPU", "usable", "$/hour", "hours", "job $"]
+    rows = [[o.instance_type, f"{o.gpus_used:g}/{o.gpus_paid:g} {short(o.accelerator)}",
+             f"{o.gib_per_gpu_needed:.2f}", f"{o.usable_gib_per_gpu:.2f}",
+             f"{o.usd_per_hour:.4f}", f"{o.hours:,.2f}", f"{o.total_usd:,.2f}"] for o in options]
     widths = [max(len(r[c]) for r in [head, *rows]) for c in range(len(head))]
-    right = {0, 4, 5, 6, 7}
+    right = {2, 3, 4, 5, 6}
 
     def line(cells):
         return "  ".join(c.rjust(w) if k in right else c.ljust(w)
                          for k, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
-    return "\n".join([line(head), line(["-" * w for w in widths]), *map(line, rows)])
+    notes = [f"{o.instance_type}: {o.parallelism}" + "".join(f"; {w}" for w in o.warnings)
+             for o in options if o.warnings or o.parallelism != "one GPU"]
+    return "\n".join([line(head), line(["-" * w for w in widths]), *map(line, rows), *notes])
 
 
 def number(kind, low, high):
@@ -353,21 +500,34 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sequences served at once (default 1)")
     p.add_argument("--kv-precision", choices=["fp32", "bf16", "fp16", "fp8"], default="bf16",
                    help="precision of the KV cache (default bf16)")
-    p.add_argument("--gpus", type=number(int, 1, 1024), default=1,
-                   help="GPUs on one instance the memory is split over (default 1)")
+    p.add_argument("--gpus", type=number(int, 1, 1024),
+                   help="GPUs on one instance the job is split over (default: the fewest of "
+                        "1, 2, 4 or 8 that hold it, on each instance)")
     p.add_argument("--reserve-gib", type=number(float, 0.0, 64.0), default=1.0,
                    help="memory per GPU the job cannot use: CUDA context, library workspaces "
                         "(default 1.0)")
-    p.add_argument("--hours", type=number(float, 0.001, 100_000.0),
-                   help="hours the job runs on the instance (needed unless --memory-only)")
+    hours = p.add_mutually_exclusive_group()
+    hours.add_argument("--hours", type=number(float, 0.001, 100_000.0),
+                       help=f"hours the job takes on one {REFERENCE} (as if it held the job); "
+                            "each instance's hours are scaled from them (needed unless "
+                            "--memory-only or --instance-hours)")
+    hours.add_argument("--instance-hours", type=number(float, 0.001, 100_000.0),
+                       help="hours the instance runs, whatever its GPUs (a service up for a "
+                            "month: 720); not scaled")
+    p.add_argument("--scaling", type=number(float, 0.5, 1.0), default=0.9,
+                   help="share of the speed-up kept per doubling of GPUs (default 0.9; 1 is "
+                        "linear)")
     p.add_argument("--overhead", type=number(float, 1.0, 100.0), default=1.2,
                    help="factor on the model state and KV cache for activations, workspace and "
                         "allocator slack (default 1.2)")
     p.add_argument("--memory-only", action="store_true",
                    help="print the memory estimate and stop (no instance table needed)")
     p.add_argument("--data", type=Path, default=DATA,
-                   help="the instance table, a CSV file (default: docs/data/aws-instances.csv "
-                        "under the current folder, as in the site's repository)")
+                   help="the instance table, aws-instances.csv (the site serves it in "
+                        f"{SITE_DATA}; default: {DATA} under the current folder)")
+    p.add_argument("--specs", type=Path, default=SPECS,
+                   help="the accelerator spec table, accelerator-specs.csv, for scaling --hours "
+                        f"(served beside the instance table; default: {SPECS})")
     p.add_argument("--top", type=number(int, 1, 1000), default=10, help="rows to show (default 10)")
     p.add_argument("--include-retired", action="store_true", help="also rank retired instances")
     p.add_argument("--nvidia-only", action="store_true",
@@ -478,8 +638,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if (args.params or args.model) and not args.precision:
         parser.error("--params and --model need --precision (one of " + ", ".join(BYTES) + ")")
-    if not args.memory_only and args.hours is None:
-        parser.error("--hours is needed to rank instances (or give --memory-only)")
+    if not args.memory_only and args.hours is None and args.instance_hours is None:
+        parser.error("--hours (on one " + REFERENCE + ") or --instance-hours is needed to rank "
+                     "instances (or give --memory-only)")
     if args.memory_gib and (args.context or args.lora or args.qlora):
         parser.error("--memory-gib is the total already: --context, --lora and --qlora need "
                      "--params or --model")
@@ -490,55 +651,90 @@ def main(argv: list[str] | None = None) -> int:
         est = estimate(args)
     except ValueError as exc:
         parser.error(str(exc))
-    per_gpu = est.total_gib / args.gpus
-    lines = est.lines + [f"per GPU = {est.total_gib:.2f} GiB / {args.gpus} "
-                         f"GPU{'s' * (args.gpus > 1)} = {per_gpu:.2f} GiB; each GPU also keeps "
-                         f"{args.reserve_gib:g} GiB in reserve"]
+    splits = [args.gpus] if args.gpus else list(SPLITS)
+    lines = est.lines + ["per GPU, split over " + " / ".join(map(str, splits)) + " GPUs = "
+                         + " / ".join(f"{est.total_gib / n:.2f}" for n in splits)
+                         + f" GiB; each GPU also keeps {args.reserve_gib:g} GiB in reserve"]
     if args.memory_only:
         return 0 if show("\n".join(lines)) else 1
     workload = "inference" if est.mode == "inference" else "training"
+    on_reference = args.hours is not None
     try:
         instances = load_instances(args.data)
-    except FileNotFoundError:
-        parser.error(f"no instance table at {args.data}: pass --data with the path of "
-                     "aws-instances.csv (docs/data/ in the site's repository)")
+        specs = load_specs(args.specs) if on_reference else None
+    except FileNotFoundError as exc:
+        which = "aws-instances.csv" if Path(exc.filename) == args.data else "accelerator-specs.csv"
+        flag = "--data" if which == "aws-instances.csv" else "--specs"
+        parser.error(f"no table at {exc.filename}: download {which} from the site's {SITE_DATA} "
+                     f"and pass its path with {flag}")
     except (OSError, ValueError) as exc:
         parser.error(str(exc))
     largest = max(i.accelerator_count for i in instances)
-    if args.gpus > largest:
+    if args.gpus and args.gpus > largest:
         parser.error(f"--gpus {args.gpus}: this chooser plans one instance (one node); "
                      f"the largest has {largest:g} accelerators")
-    options, candidates = rank(instances, est.total_gib, args.gpus, args.hours, workload,
-                               args.precision, args.include_retired, args.nvidia_only,
-                               args.reserve_gib)
+    job = Job(est.total_gib, workload, args.precision,
+              args.hours if on_reference else args.instance_hours, on_reference, args.gpus,
+              args.scaling, args.reserve_gib, args.include_retired, args.nvidia_only)
+    options, candidates, unpriced = rank(instances, job, specs)
+    need = (f"{args.gpus} x {est.total_gib / args.gpus:.2f} GiB (+ {args.reserve_gib:g} GiB "
+            "reserve)" if args.gpus else f"{est.total_gib:.2f} GiB on up to {SPLITS[-1]} GPUs "
+            f"({est.total_gib / SPLITS[-1]:.2f} GiB each, + {args.reserve_gib:g} GiB reserve)")
     if not options:
-        near = closest(candidates, args.gpus)
+        near = closest(candidates, args.gpus or SPLITS[-1])
         hint = (f"; closest: {near.instance_type} ({near.accelerator_count:g} x "
                 f"{near.accelerator_memory_gib:g} GiB {near.accelerator}, ${near.usd_per_hour:g}/h)"
                 if near else "")
-        parser.error(f"no instance fits {args.gpus} x {per_gpu:.2f} GiB (+ {args.reserve_gib:g} "
-                     f"GiB reserve) for {workload}"
+        if unpriced:
+            hint = ("; " + ", ".join(sorted(unpriced)) + " would fit but "
+                    + next(iter(sorted(unpriced.items())))[1] + " (give --instance-hours)")
+        parser.error(f"no instance fits {need} for {workload}"
                      f"{' in ' + args.precision if args.precision else ''}{hint}")
     # Self-check: every option fits and the list is in cost order.
     by_type = {i.instance_type: i for i in instances}
-    if not all(fits(by_type[o.instance_type], per_gpu, args.gpus, args.reserve_gib)
-               for o in options) or [o.total_usd for o in options] != sorted(
-                   o.total_usd for o in options):
+    if not all(usable_gib(by_type[o.instance_type], args.reserve_gib) >= o.gib_per_gpu_needed
+               and o.split * o.copies <= max(o.gpus_paid, 1) for o in options) or [
+                   o.total_usd for o in options] != sorted(o.total_usd for o in options):
         print("error: internal check failed: ranking inconsistent", file=sys.stderr)
         return 1
     shown = options[:args.top]
     as_of = max(i.price_as_of for i in instances)
+    warnings = []
+    weights = est.state_bytes if est.mode == "inference" else 0
+    if est.kv_bytes > weights > 0:
+        warnings.append(f"the KV cache ({est.kv_bytes / GIB:.2f} GiB) is larger than the weights "
+                        f"({weights / GIB:.2f} GiB): a shorter context, a smaller batch or "
+                        "--kv-precision fp8 shrinks it")
+    if on_reference:
+        column = figure_column(job)
+        basis = (f"hours: {job.hours:g} on one {REFERENCE}, scaled by {FIGURE_NAME[column]}"
+                 f"{' (decode-bound inference)' if workload == 'inference' else ''};\n"
+                 f"n GPUs run n x {args.scaling:g}^log2(n) times as fast as one")
+    else:
+        basis = f"hours: {job.hours:g} on each instance, as given (not scaled)"
     if args.json:
         return 0 if show(json.dumps({
             "workload": workload, "mode": est.mode, "precision": args.precision,
             "memory_gib": round(est.total_gib, 2), "kv_cache_gib": round(est.kv_bytes / GIB, 2),
-            "gpus": args.gpus, "reserve_gib": args.reserve_gib, "hours": args.hours,
-            "prices_as_of": as_of, "options": [asdict(o) for o in shown]}, indent=2,
-            allow_nan=False)) else 1
-    return 0 if show("\n".join([*(lines if args.explain else []),
-                           f"{len(options)} instances fit; cheapest {len(shown)} for "
-                           f"{args.hours:g} h (on-demand, us-east-1, prices as of {as_of}):",
-                           table(shown)])) else 1
+            "gpus": args.gpus, "reserve_gib": args.reserve_gib, "hours": job.hours,
+            "hours_on": REFERENCE if on_reference else "instance",
+            "throughput": FIGURE_NAME[figure_column(job)] if on_reference else None,
+            "scaling_per_doubling": args.scaling if on_reference else None,
+            "basis": basis, "warnings": warnings, "prices_as_of": as_of,
+            "options": [asdict(o) for o in shown],
+            "not_priced": [{"instance_type": k, "reason": v} for k, v in sorted(unpriced.items())]},
+            indent=2, allow_nan=False)) else 1
+    text = [*(lines if args.explain else []),
+            f"{len(options)} instance{'s fit' if len(options) > 1 else ' fits'}; cheapest "
+            f"{len(shown)} (on-demand, us-east-1, prices "
+            f"as of {as_of})", basis, table(shown)]
+    text += [f"warning: {w}" for w in warnings]
+    if unpriced:
+        missing: dict[str, list[str]] = {}
+        for k, v in sorted(unpriced.items()):
+            missing.setdefault(v, []).append(k)
+        text += [f"not priced: {', '.join(ks)}: {v}" for v, ks in missing.items()]
+    return 0 if show("\n".join(text)) else 1
 
 
 if __name__ == "__main__":
