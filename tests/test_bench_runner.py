@@ -398,7 +398,9 @@ def test_a_full_disk_is_one_line_and_keeps_the_earlier_output(toy_file, tmp_path
                        "--output", out_file, env=cli_env(), preexec_fn=cap)
         assert proc.returncode == 1, proc.stderr
         last = proc.stderr.splitlines()[-1]
-        assert last.startswith(f"error: cannot write {folder / 'r.partial.json'}: "), last
+        # the first file the run writes names itself: its lock, or its partial results
+        assert any(last.startswith(f"error: cannot write {folder / name}: ")
+                   for name in ("r.json.lock", "r.partial.json")), last
         assert "Traceback" not in proc.stderr
         assert out_file.read_text() == "earlier\n"
         assert sorted(p.name for p in folder.iterdir()) == sorted(
@@ -450,6 +452,10 @@ def partial_doc(toy, **change) -> dict:
      "code.sources must map each source file to its sha256"),
     ({"code": {"commit": "x", "dirty": None, "sources": {"snippets/bench/runner.py": "0" * 64}}},
      "was measured by other code (snippets/bench/runner.py changed since)"),
+    ({"completed": [["small", "good"], ["small", "wrong"]]},
+     "says small/wrong was measured but holds no row of it"),
+    ({"completed": [["small", "good"], ["compile", "*"]]},
+     "says the compile times were measured but holds none"),
 ])
 def test_resume_validates_every_field_of_the_partial_file(toy, tmp_path, capsys, change,
                                                           message):
@@ -575,3 +581,46 @@ def test_run_all_checks_out_and_topics_before_any_work(tmp_path):
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
         assert proc.stderr.count("\n") == 1 and "nothing was run" in proc.stderr
     assert not marker.exists() and list(out.iterdir()) == []
+
+
+def test_resume_of_a_deeply_nested_partial_is_one_line(toy, tmp_path, capsys):
+    (tmp_path / "r.partial.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(SystemExit) as exit_:
+        run_cli.main(toy, ["--output", str(tmp_path / "r.json"), "--resume"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "is damaged" in err and err.count("\n") == 1, err
+
+
+def test_one_run_per_results_file(toy, tmp_path, capsys):
+    out_file = tmp_path / "r.json"
+    lock = tmp_path / "r.json.lock"
+    lock.write_text(f"{os.getpid()}\n")  # a live process holds it
+    args = ["--output", str(out_file), "--cases", "small", "--variants", "good",
+            "--compile-runs", "0"]
+    assert run_cli.main(toy, args) == 2
+    err = capsys.readouterr().err
+    assert f"another run (process {os.getpid()}) is writing {out_file}" in err
+    assert err.count("\n") == 1 and not out_file.exists()
+    lock.write_text("999999999\n")  # its process is gone: taken over
+    assert run_cli.main(toy, args) == 0 and out_file.exists() and not lock.exists()
+
+
+def test_a_device_as_output_keeps_no_partial_file_beside_it(toy_file):
+    from bench import cli
+
+    assert cli.partial_path("/dev/null") is None
+    proc = run_toy(toy_file, "--output", "/dev/null", "--cases", "small", "--variants", "good",
+                   "--compile-runs", "0", env=cli_env())
+    assert proc.returncode == 0, proc.stderr
+    assert not os.path.exists("/dev/null.partial.json") and not os.path.exists("/dev/null.lock")
+
+
+def test_progress_lines_that_cannot_be_written_cost_nothing(toy_file, tmp_path):
+    out_file = tmp_path / "r.json"
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, str(toy_file), "--output", str(out_file),
+                               "--cases", "small", "--variants", "good", "--compile-runs", "0"],
+                              stdout=subprocess.DEVNULL, stderr=full, timeout=300, cwd=ROOT,
+                              env=cli_env())
+    assert proc.returncode == 0
+    results.read_results(out_file, current=True)

@@ -236,8 +236,12 @@ def lock(path: Path | None):
             continue
         except OSError as exc:
             raise CannotWrite(exc.errno, f"cannot write {lock_file}: {exc.strerror}") from None
-        with os.fdopen(fd, "w") as f:
-            f.write(f"{os.getpid()}\n")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(f"{os.getpid()}\n")
+        except OSError as exc:  # a full disk: no lock, and none left behind
+            lock_file.unlink(missing_ok=True)
+            raise CannotWrite(exc.errno, f"cannot write {lock_file}: {exc.strerror}") from None
         break
     else:
         raise Locked(f"cannot take {lock_file}: another run keeps making it")

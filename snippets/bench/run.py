@@ -134,8 +134,8 @@ def previous_run(partial: Path, bench: runner.Benchmark) -> dict:
     cases_with_rows = {case for case, _ in rows}
     for case, variant in completed:  # a pair said done must have its rows (or, for a program
         # that reports other rows, such as a C table, at least one row of that case)
-        other_rows = variant in bench.variants and bench.variants[variant].measure is not None \
-            and type(bench.variants[variant].measure).__name__ == "CTable"
+        measure = getattr(bench.variants.get(variant), "measure", None)
+        other_rows = type(measure).__name__ == "CTable"
         if [case, variant] != list(runner.COMPILE) and (case, variant) not in rows \
                 and not (other_rows and case in cases_with_rows):
             raise ValueError(f"{partial} says {case}/{variant} was measured but holds no row "
@@ -185,9 +185,11 @@ class _Progress:
 def main(bench: runner.Benchmark, argv: list[str] | None = None) -> int:
     """The command line of a topic's benchmark.py: `sys.exit(run.main(BENCHMARK))`."""
     signal.signal(signal.SIGTERM, _terminated)
-    if not isinstance(sys.stderr, _Progress):
-        sys.stderr = _Progress(sys.stderr)
-    return cli.run_main(lambda a: _main(bench, a), argv)
+    stderr, sys.stderr = sys.stderr, _Progress(sys.stderr)
+    try:
+        return cli.run_main(lambda a: _main(bench, a), argv)
+    finally:
+        sys.stderr = stderr
 
 
 def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
