@@ -33,9 +33,13 @@ def add_on_gpu(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="Add A[i] = i + 1 and B[i] = i + 7 on the GPU.")
-    parser.add_argument("n", nargs="?", type=int, default=6, help="number of elements (default 6)")
+    parser = argparse.ArgumentParser(description="Add A[i] = i + 1 and B[i] = i + 7 on the GPU.",
+                                     usage=argparse.SUPPRESS)  # an error is one line
+    parser.add_argument("n", nargs="?", type=int, default=6,
+                        help="number of elements, 1 to 2**28 (default 6)")
     n = parser.parse_args().n
+    if not 1 <= n <= 2**28:  # 2**28 floats: 1 GiB an array
+        parser.error(f"n must be a whole number from 1 to 2**28, got {n}")
     a, b = np.arange(1, n + 1, dtype=np.float32), np.arange(7, n + 7, dtype=np.float32)
     c = add_on_gpu(a, b)
     words = [f"{x:.0f}" for x in (c if n <= 10 else np.concatenate([c[:3], c[-3:]]))]

@@ -241,11 +241,13 @@ def total(variant: str, d_x, out, threads: int = THREADS):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="Check every Numba sum against the exact one.")
-    parser.add_argument("n", nargs="?", type=int, default=301, help="float32 elements")
+    parser = argparse.ArgumentParser(description="Check every Numba sum against the exact one.",
+                                     usage=argparse.SUPPRESS)  # an error is one line
+    parser.add_argument("n", nargs="?", type=int, default=301,
+                        help="float32 elements, 1 to 2**28 (default 301)")
     n = parser.parse_args().n
-    if n < 1:
-        parser.error(f"n must be at least 1, got {n}")
+    if not 1 <= n <= 2**28:  # 2**28 floats: 1 GiB an array
+        parser.error(f"n must be a whole number from 1 to 2**28, got {n}")
     x = make_input(n)
     d_x, out = cuda.to_device(x), cuda.device_array(1, np.float32)
     for variant in ("atomic", "shared", "shuffle", "vector", "one_pass"):

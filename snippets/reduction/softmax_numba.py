@@ -88,11 +88,14 @@ def check(y: np.ndarray, x: np.ndarray, threads: int = THREADS) -> float:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="Check the Numba softmax against float64 NumPy.")
-    parser.add_argument("shape", nargs="*", type=int, default=[2, 100], help="ROWS COLS")
+    parser = argparse.ArgumentParser(description="Check the Numba softmax against float64 NumPy.",
+                                     usage=argparse.SUPPRESS)  # an error is one line
+    parser.add_argument("shape", nargs="*", type=int, default=[2, 100],
+                        help="ROWS COLS, whole numbers of at least 1, at most 2**28 in all")
     shape = parser.parse_args().shape
-    if len(shape) != 2 or min(shape) < 1:
-        parser.error(f"give ROWS COLS, two whole numbers of at least 1, got {shape}")
+    if len(shape) != 2 or min(shape) < 1 or shape[0] * shape[1] > 2**28:
+        parser.error(f"give ROWS COLS, whole numbers of at least 1, at most 2**28 in all, "
+                     f"got {shape}")
     rows, cols = shape
     x = np.random.default_rng(0).uniform(-4, 4, (rows, cols)).astype(np.float32)
     for held in (False, True):

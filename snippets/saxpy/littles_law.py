@@ -36,7 +36,8 @@ def bytes_in_flight_per_sm(loads: int, width: int, threads_per_sm: int) -> int:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     usage=argparse.SUPPRESS)  # an error is one line
     parser.add_argument("--bandwidth", type=float, default=4.8e12,
                         help="memory bandwidth in bytes/s (default 4.8e12: H200 datasheet)")
     parser.add_argument("--sms", type=int, default=132, help="SMs, default 132")
@@ -46,6 +47,9 @@ if __name__ == "__main__":
                         default=[500, 1000],
                         help="memory latencies under load to try, in ns (default 500 1000)")
     args = parser.parse_args()
+    if not all(0 < v < float("inf") for v in (args.bandwidth, args.sms, args.threads_per_sm,
+                                                *args.latency_ns)):
+        parser.error("every value must be a positive, finite number")
     print(f"To stream {args.bandwidth / 1e12:g} TB/s over {args.sms} SMs:")
     for ns in args.latency_ns:
         need = bytes_needed(args.bandwidth, ns * 1e-9)

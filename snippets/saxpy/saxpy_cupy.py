@@ -63,9 +63,13 @@ KERNELS = {"expression": expression, "elementwise": elementwise,
            "elementwise_256": elementwise_256, "raw": saxpy_raw}
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="Check every CuPy SAXPY against NumPy.")
-    parser.add_argument("n", nargs="?", type=int, default=1027, help="float32 elements")
+    parser = argparse.ArgumentParser(description="Check every CuPy SAXPY against NumPy.",
+                                     usage=argparse.SUPPRESS)  # an error is one line
+    parser.add_argument("n", nargs="?", type=int, default=1027,
+                        help="float32 elements, 1 to 2**28 (default 1027)")
     n = parser.parse_args().n
+    if not 1 <= n <= 2**28:  # 2**28 floats: 1 GiB an array
+        parser.error(f"n must be a whole number from 1 to 2**28, got {n}")
     wrong = {name: mismatches(fn, n, cp.asarray, cp.asnumpy) for name, fn in KERNELS.items()}
     if any(wrong.values()):
         raise SystemExit(f"error: elements that differ from NumPy, per version: {wrong}")

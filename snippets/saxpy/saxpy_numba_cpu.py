@@ -38,9 +38,13 @@ def read(x):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="Check the parallel SAXPY, copy and sum.")
-    parser.add_argument("n", nargs="?", type=int, default=1000, help="float32 elements")
+    parser = argparse.ArgumentParser(description="Check the parallel SAXPY, copy and sum.",
+                                     usage=argparse.SUPPRESS)  # an error is one line
+    parser.add_argument("n", nargs="?", type=int, default=1000,
+                        help="float32 elements, 1 to 2**28 (default 1000)")
     n = parser.parse_args().n
+    if not 1 <= n <= 2**28:  # 2**28 floats: 1 GiB an array
+        parser.error(f"n must be a whole number from 1 to 2**28, got {n}")
     x, _ = make_inputs(n)
     dst = np.empty_like(x)
     copy(x, dst)

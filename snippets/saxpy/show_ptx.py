@@ -7,6 +7,7 @@ a GPU and nvdisasm.  Run:  python show_ptx.py
 """
 # --8<-- [start:imports]
 import re
+import sys
 
 from numba import config, cuda, float32
 
@@ -33,6 +34,9 @@ def ptx_of(kernel, cc: tuple[int, int]) -> str:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:]:
+        print(f"{sys.argv[0]}: error: takes no arguments", file=sys.stderr)
+        raise SystemExit(2)
     if config.ENABLE_CUDASIM:
         print("The CUDA simulator compiles nothing: run this without NUMBA_ENABLE_CUDASIM.")
         raise SystemExit(0)
