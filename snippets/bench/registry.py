@@ -13,10 +13,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
+
 from bench import runner
 from bench.runner import Case, Prepared  # noqa: F401 - a registry imports them from here
 
-__all__ = ["Benchmark", "Case", "Prepared", "Variant"]
+__all__ = ["Benchmark", "Case", "Prepared", "Variant", "same_elements"]
 
 
 # --8<-- [start:api]
@@ -57,3 +59,10 @@ class Benchmark:
     runnable = runner.Benchmark.runnable
     device = runner.Benchmark.device
     described = runner.Benchmark.described
+
+
+def same_elements(result, want: np.ndarray) -> dict:
+    """The check of a row whose result must equal `want` element for element."""
+    result = np.asarray(result)
+    wrong = int(np.count_nonzero(result != want)) if result.shape == want.shape else want.size
+    return {"metric": "mismatched_elements", "value": wrong, "ok": wrong == 0}

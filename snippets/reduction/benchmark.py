@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.adapters import CTable, OnDevice, pinned, resolve
-from bench.registry import Benchmark, Case, Variant
+from bench.registry import Benchmark, Case, Variant, same_elements
 from reduce_common import error_bound, exact_sum, make_input
 
 LARGE = 2**28
@@ -114,8 +114,7 @@ def check(variant: str, result, ref: dict) -> dict:
     if group == "read":
         return {"metric": "none (reads only)", "value": 0, "ok": True}
     if group == "copy":
-        wrong = int(np.count_nonzero(np.asarray(result) != ref["x"]))
-        return {"metric": "mismatched_elements", "value": wrong, "ok": wrong == 0}
+        return same_elements(result, ref["x"])
     if group == "softmax":
         try:
             threads = softmax_numba.THREADS if variant.startswith("numba") else 1  # 1: any order
