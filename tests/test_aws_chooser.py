@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -244,6 +245,31 @@ def test_a_split_over_pcie_is_flagged_from_the_spec_table(mod):
     unscaled = choose("--model", "llama-3.1-8b", "--training", "--precision", "bf16",
                       "--instance-hours", "10")  # no spec table read: no link known
     assert not any("NVLink" in w for o in unscaled["options"] for w in o["warnings"])
+
+
+def test_serving_replicas_add_up_and_training_replicas_do_not(mod):
+    """Replicas of an inference split serve on their own: their speed adds up, so an instance
+    with twice the chips at twice the price costs the same per job. Training replicas sync
+    their gradients every step: the loss per doubling applies to every GPU used."""
+    specs = mod.load_specs(ROOT / "docs" / "data" / "accelerator-specs.csv")
+    ref = specs[mod.REFERENCE]["bandwidth_gbs"]
+    serve = choose("--memory-gib", "20", "--hours", "100", "--scaling", "0.8")
+    for o in serve["options"]:
+        if o["gpus_paid"] < 1:
+            continue
+        ratio = ref / mod.spec_for(o["accelerator"], specs)["bandwidth_gbs"]
+        split_speed = o["split"] * 0.8 ** math.log2(o["split"])
+        assert o["hours"] == pytest.approx(100 * ratio / (o["copies"] * split_speed), abs=0.006), o
+    by_type = {o["instance_type"]: o for o in serve["options"]}
+    assert by_type["inf2.24xlarge"]["copies"] == 6 and by_type["inf2.48xlarge"]["copies"] == 12
+    assert by_type["inf2.24xlarge"]["total_usd"] == pytest.approx(
+        by_type["inf2.48xlarge"]["total_usd"], abs=0.02)  # the same price per chip
+    train = choose("--memory-gib", "20", "--training", "--precision", "bf16", "--hours", "100",
+                   "--scaling", "0.8")
+    by_type = {o["instance_type"]: o for o in train["options"]}
+    small, large = by_type["g6e.xlarge"], by_type["g6e.48xlarge"]  # 1 and 8 L40S
+    assert large["hours"] == pytest.approx(small["hours"] / (8 * 0.8 ** 3), abs=0.006)
+    assert large["total_usd"] > small["total_usd"]
 
 
 def test_speedup_is_below_linear_and_grows(mod):

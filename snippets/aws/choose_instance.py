@@ -386,7 +386,10 @@ def option(inst: Instance, job: Job, n: int, specs: dict | None) -> Option | str
         if not spec or spec[column] is None:
             return f"no {FIGURE_NAME[column]} for the {inst.accelerator} in the spec table"
         ratio = specs[REFERENCE][column] / spec[column]
-        hours = job.hours * ratio / speedup(used, job.scaling)
+        # Serving replicas never talk, so they add up; training replicas sync every step.
+        serving = job.workload == "inference" and count >= 1
+        hours = job.hours * ratio / (copies * speedup(n, job.scaling) if serving
+                                     else speedup(used, job.scaling))
         if column in spec["unconfirmed"]:
             warnings.append(f"its {FIGURE_NAME[column]} is unconfirmed")
         talks = n if job.workload == "inference" else used  # training syncs every replica
@@ -726,7 +729,8 @@ def main(argv: list[str] | None = None) -> int:
         column = figure_column(job)
         basis = (f"hours: {job.hours:g} on one {REFERENCE}, scaled by {FIGURE_NAME[column]}"
                  f"{' (decode-bound inference)' if workload == 'inference' else ''};\n"
-                 f"n GPUs run n x {args.scaling:g}^log2(n) times as fast as one")
+                 f"n GPUs run n x {args.scaling:g}^log2(n) times as fast as one"
+                 f"{' (a split; replicas add up)' if workload == 'inference' else ''}")
     else:
         basis = f"hours: {job.hours:g} on each instance, as given (not scaled)"
     if args.json:

@@ -224,7 +224,9 @@
         return "no " + FIGURE_NAME[column] + " for the " + inst.accelerator + " in the spec table";
       }
       var ratio = specs[REFERENCE][column] / spec[column];
-      hours = job.hours * ratio / speedup(used, job.scaling);
+      // Serving replicas never talk, so they add up; training replicas sync every step.
+      var serving = job.workload === "inference" && count >= 1;
+      hours = job.hours * ratio / (serving ? copies * speedup(n, job.scaling) : speedup(used, job.scaling));
       if (spec.unconfirmed.indexOf(column) >= 0) warnings.push("its " + FIGURE_NAME[column] + " is unconfirmed");
       var talks = job.workload === "inference" ? n : used;  // training syncs every replica
       if (talks > 1 && spec.link === PCIE_ONLY) {
@@ -381,7 +383,8 @@
       (job.onReference
         ? "Hours: " + g(job.hours) + " on one " + REFERENCE + ", scaled by " + FIGURE_NAME[figureColumn(job)] +
           (job.workload === "inference" ? " (decode-bound inference)" : "") + "; n GPUs run n \u00d7 " +
-          g(job.scaling) + "^log2(n) times as fast as one."
+          g(job.scaling) + "^log2(n) times as fast as one" +
+          (job.workload === "inference" ? " (a split; replicas add up)." : ".")
         : "Hours: " + g(job.hours) + " on each instance, as given (not scaled).");
     if (result.est.kv > result.est.state && job.mode === "inference" && result.est.state > 0) {
       paragraph("Warning: the KV cache (" + (result.est.kv / GIB).toFixed(2) + " GiB) is larger than the weights (" +
