@@ -8,7 +8,8 @@ job first. The chooser splits the job over 1, 2, 4 or 8 GPUs of one instance (th
 memory holds it) and runs replicas of that split on the instance's other GPUs; each candidate's
 hours are the reference hours scaled by its GPUs' throughput for the job (dense tensor FLOPS at
 the job's precision for training, memory bandwidth for decode-bound inference) and by how many
-GPUs it uses, at a stated loss per doubling. --instance-hours gives hours on the instance
+GPUs it uses, at a stated loss per doubling of GPUs that exchange data (a split, training
+replicas; serving replicas add up). --instance-hours gives hours on the instance
 instead (a service that runs a month), not scaled. Each GPU keeps a reserve (CUDA context,
 library workspaces) that the job cannot use.
 
@@ -535,8 +536,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="hours the instance runs, whatever its GPUs (a service up for a "
                             "month: 720); not scaled")
     p.add_argument("--scaling", type=number(float, 0.5, 1.0), default=0.9,
-                   help="share of the speed-up kept per doubling of GPUs (default 0.9; 1 is "
-                        "linear)")
+                   help="share of the speed-up kept per doubling of GPUs that exchange data: "
+                        "a split, training replicas (default 0.9; 1 is linear)")
     p.add_argument("--overhead", type=number(float, 1.0, 100.0), default=1.2,
                    help="factor on the model state and KV cache for activations, workspace and "
                         "allocator slack (default 1.2)")
