@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -173,7 +174,8 @@ def test_training_hours_scale_with_the_cards_tensor_throughput():
     assert h100["hours"] == pytest.approx(100 / (8 * 0.9 ** 3), abs=0.006)
     small = choose("--params", "1e9", "--precision", "bf16", "--training", "--hours", "100")
     one = next(o for o in small["options"] if o["instance_type"] == "p5.4xlarge")
-    assert one["hours"] == 100  # one H100: the reference's own hours and one["total_usd"] == pytest.approx(100 * one["usd_per_hour"])
+    assert one["hours"] == 100  # one H100: the reference's own hours
+    assert one["total_usd"] == pytest.approx(100 * one["usd_per_hour"])
     assert len({o["hours"] for o in doc["options"]}) > 3
     # Cheapest per hour is not cheapest per job any more: the 8 x L4 is not first.
     assert doc["options"][0]["instance_type"] != "g6.48xlarge"
@@ -201,6 +203,73 @@ def test_a_gpu_without_a_figure_is_named_not_priced():
     same = choose("--memory-gib", "30", "--gpus", "1", "--instance-hours", "10")
     assert any(o["instance_type"] == "p4d.24xlarge" for o in same["options"])
     assert not same["not_priced"]
+
+
+def test_the_parallelism_is_named_for_the_job():
+    """Replicas of a split serve requests side by side (inference) or average their gradients
+    every step (training: data parallel); the notes say which, and how many GPUs each holds."""
+    words = {"inference": ("tensor parallel over", "replicas"),
+             "training": ("FSDP over", "data-parallel replicas")}
+    for model, mode in (("llama-3.1-70b", "--inference"), ("llama-3.1-8b", "--training")):
+        doc = choose("--model", model, "--precision", "bf16", mode, "--hours", "100")
+        split, replicas = words[doc["workload"]]
+        seen = set()
+        for o in doc["options"]:
+            text, n, k = o["parallelism"], o["split"], o["copies"]
+            seen.add((n > 1, k > 1))
+            assert (f"{split} {n}" in text) == (n > 1), text
+            assert (f", {k} {replicas}" in text or f"data parallel over {k}" in text) == (k > 1), text
+            if n == 1 and k > 1 and doc["workload"] == "training":
+                assert text == f"data parallel over {k}"
+        assert (False, True) in seen and (True, True) in seen  # both kinds occur
+
+
+def test_a_split_over_pcie_is_flagged_from_the_spec_table(mod):
+    """A GPU whose spec-table link is "PCIe only" (no NVLink) is flagged when its GPUs must talk:
+    a tensor-parallel split for inference, any GPU beyond one for training."""
+    specs = mod.load_specs(ROOT / "docs" / "data" / "accelerator-specs.csv")
+    pcie = {name for name, row in specs.items() if row["link"] == mod.PCIE_ONLY}
+    assert {"NVIDIA L4", "NVIDIA L40S"} <= pcie and "NVIDIA H100 SXM" not in pcie
+    for args in (["--model", "llama-3.1-8b", "--training"],
+                 ["--model", "llama-3.1-70b", "--context", "8192"],
+                 ["--memory-gib", "10"]):
+        doc = choose(*args, "--precision", "bf16", "--hours", "10", "--scaling", "0.85")
+        talking = 0
+        for o in doc["options"]:
+            talks = o["split"] if doc["workload"] == "inference" else o["gpus_used"]
+            flagged = "no NVLink: over PCIe it scales below the 0.85 per doubling assumed"
+            on_pcie = mod.spec_for(o["accelerator"], specs)["link"] == mod.PCIE_ONLY
+            assert (flagged in o["warnings"]) == (on_pcie and talks > 1), o
+            talking += on_pcie and talks > 1
+        assert talking or args[0] == "--memory-gib"  # 10 GiB: no split; replicas do not talk
+    unscaled = choose("--model", "llama-3.1-8b", "--training", "--precision", "bf16",
+                      "--instance-hours", "10")  # no spec table read: no link known
+    assert not any("NVLink" in w for o in unscaled["options"] for w in o["warnings"])
+
+
+def test_serving_replicas_add_up_and_training_replicas_do_not(mod):
+    """Replicas of an inference split serve on their own: their speed adds up, so an instance
+    with twice the chips at twice the price costs the same per job. Training replicas sync
+    their gradients every step: the loss per doubling applies to every GPU used."""
+    specs = mod.load_specs(ROOT / "docs" / "data" / "accelerator-specs.csv")
+    ref = specs[mod.REFERENCE]["bandwidth_gbs"]
+    serve = choose("--memory-gib", "20", "--hours", "100", "--scaling", "0.8")
+    for o in serve["options"]:
+        if o["gpus_paid"] < 1:
+            continue
+        ratio = ref / mod.spec_for(o["accelerator"], specs)["bandwidth_gbs"]
+        split_speed = o["split"] * 0.8 ** math.log2(o["split"])
+        assert o["hours"] == pytest.approx(100 * ratio / (o["copies"] * split_speed), abs=0.006), o
+    by_type = {o["instance_type"]: o for o in serve["options"]}
+    assert by_type["inf2.24xlarge"]["copies"] == 6 and by_type["inf2.48xlarge"]["copies"] == 12
+    assert by_type["inf2.24xlarge"]["total_usd"] == pytest.approx(
+        by_type["inf2.48xlarge"]["total_usd"], abs=0.02)  # the same price per chip
+    train = choose("--memory-gib", "20", "--training", "--precision", "bf16", "--hours", "100",
+                   "--scaling", "0.8")
+    by_type = {o["instance_type"]: o for o in train["options"]}
+    small, large = by_type["g6e.xlarge"], by_type["g6e.48xlarge"]  # 1 and 8 L40S
+    assert large["hours"] == pytest.approx(small["hours"] / (8 * 0.8 ** 3), abs=0.006)
+    assert large["total_usd"] > small["total_usd"]
 
 
 def test_speedup_is_below_linear_and_grows(mod):

@@ -5,10 +5,11 @@ shape comes from its published config) from which the memory is estimated: weigh
 of inference at a given context and batch, or the state of full fine-tuning, LoRA or QLoRA. Give
 the hours the job takes on one reference GPU (an H100 SXM); get the instances that fit, cheapest
 job first. The chooser splits the job over 1, 2, 4 or 8 GPUs of one instance (the fewest whose
-memory holds it) and runs copies of that split on the instance's other GPUs; each candidate's
+memory holds it) and runs replicas of that split on the instance's other GPUs; each candidate's
 hours are the reference hours scaled by its GPUs' throughput for the job (dense tensor FLOPS at
 the job's precision for training, memory bandwidth for decode-bound inference) and by how many
-GPUs it uses, at a stated loss per doubling. --instance-hours gives hours on the instance
+GPUs it uses, at a stated loss per doubling of GPUs that exchange data (a split, training
+replicas; serving replicas add up). --instance-hours gives hours on the instance
 instead (a service that runs a month), not scaled. Each GPU keeps a reserve (CUDA context,
 library workspaces) that the job cannot use.
 
@@ -234,13 +235,15 @@ SPLITS = (1, 2, 4, 8)          # GPUs of one instance a job may be split over
 # token reads every weight once), dense tensor throughput at the job's precision for training.
 FIGURE = {"inference": "bandwidth_gbs", "fp32": "fp32_tflops", "bf16": "bf16_tflops",
           "fp16": "bf16_tflops", "fp8": "fp8_tflops"}
+PCIE_ONLY = "PCIe only"  # the spec table's link for a GPU without NVLink: splits scale worse
 FIGURE_NAME = {"bandwidth_gbs": "memory bandwidth", "fp32_tflops": "FP32 throughput",
                "bf16_tflops": "dense BF16/FP16 tensor throughput",
                "fp8_tflops": "dense FP8 tensor throughput"}
 
 
 def load_specs(path: Path = SPECS) -> dict[str, dict]:
-    """{accelerator: {column: figure or None, "unconfirmed": set of columns}} from the spec table
+    """{accelerator: {column: figure or None, "link": interconnect, "unconfirmed": set of
+    columns}} from the spec table
     (blank cells are figures nobody published; ValueError naming the first bad row)."""
     need = ["accelerator", "source", "as_of", *sorted(set(FIGURE.values()))]
     try:
@@ -257,7 +260,8 @@ def load_specs(path: Path = SPECS) -> dict[str, dict]:
         raise ValueError(f"{path}: damaged CSV ({exc})") from None
     specs = {}
     for n, r in enumerate(rows, start=2):
-        row = {"unconfirmed": {c.strip() for c in (r.get("unconfirmed") or "").split(";")}}
+        row = {"unconfirmed": {c.strip() for c in (r.get("unconfirmed") or "").split(";")},
+               "link": (r.get("link") or "").strip()}
         for c in set(FIGURE.values()):
             text = (r[c] or "").strip()
             try:
@@ -299,7 +303,7 @@ class Option:
     gpus_paid: float   # the instance's accelerators (a fraction for a slice of one)
     gpus_used: float   # split x copies
     split: int         # GPUs one copy of the job is split over
-    copies: int        # copies of the split run side by side (more than 1 with --hours only)
+    copies: int        # replicas of the split side by side (more than 1 with --hours only)
     parallelism: str   # how the job is split, in words
     gib_per_gpu_needed: float
     usable_gib_per_gpu: float  # the accelerator's memory less the per-GPU reserve
@@ -358,6 +362,18 @@ def figure_column(job: Job) -> str:
     return FIGURE["inference" if job.workload == "inference" else job.precision or "bf16"]
 
 
+def parallelism_of(workload: str, n: int, copies: int) -> str:
+    """How one instance runs the job: a split over n GPUs (tensor parallel for inference, FSDP
+    for training), and copies of it side by side (serving replicas, or data-parallel replicas
+    that average their gradients every step)."""
+    if workload == "inference":
+        split = f"tensor parallel over {n}" if n > 1 else "one GPU each" if copies > 1 else "one GPU"
+        return split + (f", {copies} replicas" if copies > 1 else "")
+    if n == 1:
+        return f"data parallel over {copies}" if copies > 1 else "one GPU"
+    return f"FSDP over {n}" + (f", {copies} data-parallel replicas" if copies > 1 else "")
+
+
 def option(inst: Instance, job: Job, n: int, specs: dict | None) -> Option | str:
     """The instance running the job split over n GPUs, or why it cannot be priced."""
     count = inst.accelerator_count
@@ -371,9 +387,16 @@ def option(inst: Instance, job: Job, n: int, specs: dict | None) -> Option | str
         if not spec or spec[column] is None:
             return f"no {FIGURE_NAME[column]} for the {inst.accelerator} in the spec table"
         ratio = specs[REFERENCE][column] / spec[column]
-        hours = job.hours * ratio / speedup(used, job.scaling)
+        # Serving replicas never talk, so they add up; training replicas sync every step.
+        serving = job.workload == "inference" and count >= 1
+        hours = job.hours * ratio / (copies * speedup(n, job.scaling) if serving
+                                     else speedup(used, job.scaling))
         if column in spec["unconfirmed"]:
             warnings.append(f"its {FIGURE_NAME[column]} is unconfirmed")
+        talks = n if job.workload == "inference" else used  # training syncs every replica
+        if talks > 1 and spec["link"] == PCIE_ONLY:
+            warnings.append(f"no NVLink: over PCIe it scales below the {job.scaling:g} per "
+                            "doubling assumed")
     per_gpu, room = job.memory_gib / n, usable_gib(inst, job.reserve_gib)
     if room - per_gpu < 0.1 * room:
         warnings.append("under 10% memory headroom")
@@ -382,9 +405,7 @@ def option(inst: Instance, job: Job, n: int, specs: dict | None) -> Option | str
     if inst.status != "current":
         warnings.append(inst.status + (" (status unconfirmed)" if "status" in inst.unconfirmed
                                        else ""))
-    name = "tensor parallel" if job.workload == "inference" else "FSDP"
-    parallelism = (f"{name} over {n}" if n > 1 else "one GPU") + (
-        f", {copies} copies" if copies > 1 else "")
+    parallelism = parallelism_of(job.workload, n, copies)
     return Option(inst.instance_type, inst.accelerator,
                   f"{count:g} x {inst.accelerator_memory_gib:g} GiB", count, used, n, copies,
                   parallelism, round(per_gpu, 2), round(room, 2), inst.usd_per_hour,
@@ -515,8 +536,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="hours the instance runs, whatever its GPUs (a service up for a "
                             "month: 720); not scaled")
     p.add_argument("--scaling", type=number(float, 0.5, 1.0), default=0.9,
-                   help="share of the speed-up kept per doubling of GPUs (default 0.9; 1 is "
-                        "linear)")
+                   help="share of the speed-up kept per doubling of GPUs that exchange data: "
+                        "a split, training replicas (default 0.9; 1 is linear)")
     p.add_argument("--overhead", type=number(float, 1.0, 100.0), default=1.2,
                    help="factor on the model state and KV cache for activations, workspace and "
                         "allocator slack (default 1.2)")
@@ -709,7 +730,8 @@ def main(argv: list[str] | None = None) -> int:
         column = figure_column(job)
         basis = (f"hours: {job.hours:g} on one {REFERENCE}, scaled by {FIGURE_NAME[column]}"
                  f"{' (decode-bound inference)' if workload == 'inference' else ''};\n"
-                 f"n GPUs run n x {args.scaling:g}^log2(n) times as fast as one")
+                 f"n GPUs run n x {args.scaling:g}^log2(n) times as fast as one"
+                 f"{' (a split; replicas add up)' if workload == 'inference' else ''}")
     else:
         basis = f"hours: {job.hours:g} on each instance, as given (not scaled)"
     if args.json:

@@ -233,7 +233,8 @@ def test_the_cases_cover_what_the_form_offers(chooser):
     assert sum("error" in a for a in answers) >= 6 and sum("rows" in a for a in answers) >= 20
     assert any(a.get("unpriced") for a in answers) and any(a.get("warnings") for a in answers)
     notes = " ".join(r[-1] for a in answers for r in a.get("rows", []))
-    for word in ("idle GPU", "headroom", "copies", "tensor parallel", "FSDP"):
+    for word in ("idle GPU", "headroom", "replicas", "one GPU each", "data parallel over",
+                 "data-parallel replicas", "tensor parallel", "FSDP", "no NVLink"):
         assert word in notes, word
     retired = [c for c in CASES if c.retired]  # the box changes the answer
     assert retired and all(cli_answer(chooser, c) != cli_answer(chooser, c._replace(retired=False))

@@ -1,6 +1,6 @@
 /* The instance chooser of the GPUs-on-AWS page, in the browser: the same arithmetic as
  * snippets/aws/choose_instance.py (count_params, lora_params, kv_cache_bytes, model_state_bytes,
- * estimate; usable, split_for, speedup, option, rank, closest), reading the same two tables,
+ * estimate; usable, split_for, speedup, parallelism_of, option, rank, closest), reading the same two tables,
  * data/aws-instances.csv and data/accelerator-specs.csv, served with the site. Nothing leaves
  * the page. tests/site/test_site_chooser.py fills this form with a table of cases and compares
  * every answer with the CLI's, so the two cannot drift apart unnoticed.
@@ -17,6 +17,7 @@
   var ADAPTER = 16;      // a LoRA adapter parameter: fp32 weight, gradient, two Adam moments
   var NF4 = 4.127 / 8;   // QLoRA's frozen weights, 4-bit NormalFloat + double quantisation
   var REFERENCE = "NVIDIA H100 SXM";
+  var PCIE_ONLY = "PCIe only";  // the spec table's link for a GPU without NVLink
   var SPLITS = [1, 2, 4, 8];
   var FIGURE = { inference: "bandwidth_gbs", fp32: "fp32_tflops", bf16: "bf16_tflops",
                  fp16: "bf16_tflops", fp8: "fp8_tflops" };
@@ -88,7 +89,8 @@
     var table = {};
     records(text, ["accelerator", "bandwidth_gbs", "fp32_tflops", "bf16_tflops", "fp8_tflops"],
             "spec table").forEach(function (r) {
-      var row = { unconfirmed: (r.unconfirmed || "").split(";").map(function (f) { return f.trim(); }) };
+      var row = { unconfirmed: (r.unconfirmed || "").split(";").map(function (f) { return f.trim(); }),
+                  link: (r.link || "").trim() };
       ["bandwidth_gbs", "fp32_tflops", "bf16_tflops", "fp8_tflops"].forEach(function (c) {
         row[c] = r[c].trim() ? Number(r[c]) : null;
       });
@@ -202,6 +204,15 @@
     return FIGURE[job.workload === "inference" ? "inference" : job.precision || "bf16"];
   }
 
+  function parallelismOf(workload, n, copies) {  // choose_instance.parallelism_of
+    if (workload === "inference") {
+      var split = n > 1 ? "tensor parallel over " + n : copies > 1 ? "one GPU each" : "one GPU";
+      return split + (copies > 1 ? ", " + copies + " replicas" : "");
+    }
+    if (n === 1) return copies > 1 ? "data parallel over " + copies : "one GPU";
+    return "FSDP over " + n + (copies > 1 ? ", " + copies + " data-parallel replicas" : "");
+  }
+
   function option(inst, job, n, total) {
     var count = inst.count;
     var copies = job.onReference ? Math.max(Math.floor(count / n), 1) : 1;
@@ -213,8 +224,14 @@
         return "no " + FIGURE_NAME[column] + " for the " + inst.accelerator + " in the spec table";
       }
       var ratio = specs[REFERENCE][column] / spec[column];
-      hours = job.hours * ratio / speedup(used, job.scaling);
+      // Serving replicas never talk, so they add up; training replicas sync every step.
+      var serving = job.workload === "inference" && count >= 1;
+      hours = job.hours * ratio / (serving ? copies * speedup(n, job.scaling) : speedup(used, job.scaling));
       if (spec.unconfirmed.indexOf(column) >= 0) warnings.push("its " + FIGURE_NAME[column] + " is unconfirmed");
+      var talks = job.workload === "inference" ? n : used;  // training syncs every replica
+      if (talks > 1 && spec.link === PCIE_ONLY) {
+        warnings.push("no NVLink: over PCIe it scales below the " + g(job.scaling) + " per doubling assumed");
+      }
     }
     var perGpu = total / n, room = inst.memory - job.reserve;
     if (room - perGpu < 0.1 * room) warnings.push("under 10% memory headroom");
@@ -224,10 +241,9 @@
     if (inst.status !== "current") {
       warnings.push(inst.status + (inst.unconfirmed.indexOf("status") >= 0 ? " (status unconfirmed)" : ""));
     }
-    var name = job.workload === "inference" ? "tensor parallel" : "FSDP";
     return {
       inst: inst, used: used, split: n, copies: copies,
-      parallelism: (n > 1 ? name + " over " + n : "one GPU") + (copies > 1 ? ", " + copies + " copies" : ""),
+      parallelism: parallelismOf(job.workload, n, copies),
       perGpu: round2(perGpu), usable: round2(room), hours: round2(hours),
       total: round2(inst.price * hours), warnings: warnings
     };
@@ -367,7 +383,8 @@
       (job.onReference
         ? "Hours: " + g(job.hours) + " on one " + REFERENCE + ", scaled by " + FIGURE_NAME[figureColumn(job)] +
           (job.workload === "inference" ? " (decode-bound inference)" : "") + "; n GPUs run n \u00d7 " +
-          g(job.scaling) + "^log2(n) times as fast as one."
+          g(job.scaling) + "^log2(n) times as fast as one" +
+          (job.workload === "inference" ? " (a split; replicas add up)." : ".")
         : "Hours: " + g(job.hours) + " on each instance, as given (not scaled).");
     if (result.est.kv > result.est.state && job.mode === "inference" && result.est.state > 0) {
       paragraph("Warning: the KV cache (" + (result.est.kv / GIB).toFixed(2) + " GiB) is larger than the weights (" +
