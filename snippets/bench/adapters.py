@@ -232,3 +232,17 @@ def runner_output(lesson: Path, args: list[str], flags: tuple[str, ...] = ()) ->
         raise RuntimeError(f"{binary.name} exited {proc.returncode}: "
                            f"{(proc.stderr.strip().splitlines() or [''])[-1]}")
     return proc.stdout
+
+
+# ---------------------------------------------------------------- generic adapters
+
+# Each library's own device-to-device copy (cudaMemcpy underneath) of x into out.
+COPIES = {"numba": lambda x, out: out.copy_to_device(x),
+          "cupy": lambda x, out: out.data.copy_from_device(x.data, x.nbytes),
+          "torch": lambda x, out: out.copy_(x)}
+
+
+def DeviceCopy(lib: str) -> OnDevice:  # noqa: N802 - an adapter, named like the others
+    """A copy of the first input into a new device array with `lib`'s own copy: the ceiling an
+    element-wise kernel is held to."""
+    return OnDevice(lib, COPIES[lib], take=1, out="like")
