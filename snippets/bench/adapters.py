@@ -17,7 +17,9 @@ import functools
 import importlib
 import shutil
 import subprocess
-from dataclasses import dataclass
+import json
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -333,3 +335,26 @@ class OpenCL:
                  {"variant": self.variant, "phase": "end_to_end", "clock": "host",
                   "samples_s": end_s, "calls_per_sample": 1, **common}]
         return "\n".join(external.PREFIX + json.dumps(line) for line in lines)
+
+
+@dataclass(frozen=True)
+class FirstCall:
+    """`make(*args, params)` returns the call a row times, on data already where it runs (a
+    compiled function, a framework's training steps; each call waits for its result), timed on
+    the host clock. Its first call, where tracing and compilation happen, is timed on its own:
+    the row's `work.first_call_s`."""
+    make: Callable | str
+    args: tuple = ()
+    seconds: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def prepare(self, inputs: tuple, params: dict):
+        from bench.runner import Prepared
+
+        run = resolve(self.make)(*self.args, params)
+        t0 = time.perf_counter()
+        run()  # the first call: tracing and, for a compiled mode, compilation
+        self.seconds[json.dumps(params, sort_keys=True)] = time.perf_counter() - t0
+        return Prepared(run=run)
+
+    def first_call_s(self, params: dict) -> float | None:
+        return self.seconds.get(json.dumps(params, sort_keys=True))
