@@ -362,10 +362,11 @@ def test_benchmark_writes_a_valid_results_file(queue, tmp_path):
 def test_benchmark_reports_a_wrong_kernel_as_failed(queue, tmp_path, monkeypatch):
     from bench import runner
 
-    bench = load_benchmark("opencl").BENCHMARK
-    ocl = bench.setup.__globals__["ocl"]  # the program the benchmark imported
-    monkeypatch.setattr(ocl, "VECTOR_ADD_SOURCE",
-                        ocl.VECTOR_ADD_SOURCE.replace("a[i] + b[i]", "a[i] - b[i]"))
+    registry = load_benchmark("opencl")
+    bench = registry.BENCHMARK
+    source, arguments, written = registry.KERNELS["vector_add"]
+    monkeypatch.setitem(registry.KERNELS, "vector_add",
+                        (source.replace("a[i] + b[i]", "a[i] - b[i]"), arguments, written))
     found, notes = runner.run_benchmark(bench, ["smoke"], compile_runs=0)
     assert found == [] and runner.failures(notes)
     assert "mismatched_elements" in runner.failures(notes)[0]

@@ -17,7 +17,9 @@ import functools
 import importlib
 import shutil
 import subprocess
-from dataclasses import dataclass
+import json
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -232,3 +234,127 @@ def runner_output(lesson: Path, args: list[str], flags: tuple[str, ...] = ()) ->
         raise RuntimeError(f"{binary.name} exited {proc.returncode}: "
                            f"{(proc.stderr.strip().splitlines() or [''])[-1]}")
     return proc.stdout
+
+
+# ---------------------------------------------------------------- generic adapters
+
+# Each library's own device-to-device copy (cudaMemcpy underneath) of x into out.
+COPIES = {"numba": lambda x, out: out.copy_to_device(x),
+          "cupy": lambda x, out: out.data.copy_from_device(x.data, x.nbytes),
+          "torch": lambda x, out: out.copy_(x)}
+
+
+def DeviceCopy(lib: str) -> OnDevice:  # noqa: N802 - an adapter, named like the others
+    """A copy of the first input into a new device array with `lib`'s own copy: the ceiling an
+    element-wise kernel is held to."""
+    return OnDevice(lib, COPIES[lib], take=1, out="like")
+
+
+@dataclass(frozen=True)
+class OpenCL:
+    """A kernel of an OpenCL lesson on the first device of `kind` ("cpu" or "gpu"), in its own
+    loop (OpenCL has no CUDA events): checked once end to end, then timed, the kernel alone with
+    OpenCL profiling events (`timing.time_opencl`) and end to end (inputs copied in, kernel,
+    output copied back) on the host clock. `kernels[params["kernel"]]` is (source, arguments
+    from (n, a, b, c), index of the buffer it writes); `inputs(params)` gives a and b (c is
+    empty); `check(params, out)` the error record; `device` is the lesson's companion module
+    with `pick_device(kind)` and `build(context, source)`. Its BENCH records name `variant`."""
+    variant: str
+    kind: str
+    kernels: dict
+    inputs: Callable
+    check: Callable
+    device: str = "cl_device"
+    local_size: int = 256
+    min_sample_s: float = 0.02  # calls shorter than this are batched into one sample
+
+    def prepare(self, inputs: tuple, params: dict):
+        from bench.runner import Prepared
+
+        def run() -> str:
+            import pyopencl as cl
+
+            try:
+                return self.measure(params)
+            except cl.Error as exc:  # the runner records one line and marks the row failed
+                raise RuntimeError(f"OpenCL: {str(exc).strip().splitlines()[0]}") from None
+        return Prepared(external=run)
+
+    def measure(self, p: dict) -> str:
+        import json
+        import math
+        import time
+
+        import pyopencl as cl
+
+        from bench import timing
+
+        lesson = importlib.import_module(self.device)
+        device = lesson.pick_device(self.kind)
+        ctx = cl.Context([device])
+        queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        source, arguments, written = self.kernels[p["kernel"]]
+        t0 = time.perf_counter()
+        kernel = cl.Kernel(lesson.build(ctx, source), p["kernel"])
+        build_s = time.perf_counter() - t0
+        a, b = self.inputs(p)
+        n, mf = p["n"], cl.mem_flags
+        buffers = (cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a),
+                   cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=b),
+                   cl.Buffer(ctx, mf.READ_WRITE, a.nbytes))
+        grid, local = (-(-n // self.local_size) * self.local_size,), (self.local_size,)
+
+        def launch():  # returns the kernel's event, which time_opencl reads
+            return kernel(queue, grid, local, *arguments(n, *buffers))
+
+        host = np.empty_like(a)
+
+        def end_to_end():
+            cl.enqueue_copy(queue, buffers[0], a)
+            cl.enqueue_copy(queue, buffers[1], b)
+            launch()
+            cl.enqueue_copy(queue, host, buffers[written])  # blocking: waits for the kernel
+
+        end_to_end()  # correctness first: one full run from fresh inputs
+        error = self.check(p, host)
+        one = timing.time_opencl(queue, launch, repeats=1, warmup=1).median_s
+        calls = max(1, min(10_000, math.ceil(self.min_sample_s / one))) if one > 0 else 1000
+        samples = timing.MIN_REPEATS + 1  # an odd count: the median is one of them
+        # time_opencl per sample (repeats=1): the samples themselves go into the results file
+        kernel_s = [timing.time_opencl(queue, launch, repeats=1, warmup=0, calls=calls).median_s
+                    for _ in range(samples)]
+        end_s = [timing.time_host(end_to_end, repeats=1, warmup=0).median_s
+                 for _ in range(samples)]
+        common = {"error": error, "extra": {"build_s": round(build_s, 4)},
+                  "params": {"local_size": self.local_size, "device_name": device.name.strip(),
+                             "platform": device.platform.name.strip(),
+                             "opencl": device.version.strip(),
+                             "driver": device.driver_version.strip()}}
+        lines = [{"variant": self.variant, "phase": "kernel", "clock": "opencl-event",
+                  "samples_s": kernel_s, "calls_per_sample": calls, **common},
+                 {"variant": self.variant, "phase": "end_to_end", "clock": "host",
+                  "samples_s": end_s, "calls_per_sample": 1, **common}]
+        return "\n".join(external.PREFIX + json.dumps(line) for line in lines)
+
+
+@dataclass(frozen=True)
+class FirstCall:
+    """`make(*args, params)` returns the call a row times, on data already where it runs (a
+    compiled function, a framework's training steps; each call waits for its result), timed on
+    the host clock. Its first call, where tracing and compilation happen, is timed on its own:
+    the row's `work.first_call_s`."""
+    make: Callable | str
+    args: tuple = ()
+    seconds: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def prepare(self, inputs: tuple, params: dict):
+        from bench.runner import Prepared
+
+        run = resolve(self.make)(*self.args, params)
+        t0 = time.perf_counter()
+        run()  # the first call: tracing and, for a compiled mode, compilation
+        self.seconds[json.dumps(params, sort_keys=True)] = time.perf_counter() - t0
+        return Prepared(run=run)
+
+    def first_call_s(self, params: dict) -> float | None:
+        return self.seconds.get(json.dumps(params, sort_keys=True))

@@ -18,7 +18,8 @@ import numpy as np
 from bench import runner
 from bench.runner import Case, Prepared  # noqa: F401 - a registry imports them from here
 
-__all__ = ["Benchmark", "Case", "Prepared", "Variant", "same_elements"]
+__all__ = ["Benchmark", "Case", "Prepared", "Variant", "exact", "same_elements", "stream",
+           "stream_counts", "elementwise"]
 
 
 # --8<-- [start:api]
@@ -47,6 +48,15 @@ class Benchmark:
                 raise ValueError(f"{self.name}: variant {key} names no lesson (measure=...)")
         runner.Benchmark.__post_init__(self)  # devices and the cases' variants
         self._inputs_for = None
+        counts = self.counts
+
+        def counted(variant: str, params: dict, ref) -> dict:  # + a first call timed apart
+            got = counts(variant, params, ref)
+            first = getattr(self.variants[variant].measure, "first_call_s", None)
+            if first is None:
+                return got
+            return {**got, "work": {**got.get("work", {}), "first_call_s": first(params)}}
+        self.counts = counted
 
     def setup(self, key: str, params: dict) -> Prepared:
         """What the runner times for one row and one case: its adapter around the lesson."""
@@ -66,3 +76,39 @@ def same_elements(result, want: np.ndarray) -> dict:
     result = np.asarray(result)
     wrong = int(np.count_nonzero(result != want)) if result.shape == want.shape else want.size
     return {"metric": "mismatched_elements", "value": wrong, "ok": wrong == 0}
+
+
+def exact(result, want) -> dict:
+    """The check of a row whose result must equal `want`: an array element for element, or a
+    number (a sum of exactly representable values, exact in any order)."""
+    if isinstance(want, float):
+        return {"metric": "abs_error", "value": abs(result - want), "ok": result == want}
+    return same_elements(result, want)
+
+
+# Element-wise rows on float32 arrays (SAXPY and the ceilings it is held to): what each kind
+# computes from x and y, and the bytes it moves and FLOPs it does per element.
+PER_ELEMENT = {"saxpy": (12, 2), "copy": (8, 0), "read": (4, 1)}  # read 2, write 1: 12 bytes
+
+
+def stream(a, x: np.ndarray, y: np.ndarray) -> dict:
+    """The reference of every kind: SAXPY (a*x + y), a copy of x, the sum of x (in float64)."""
+    return {"saxpy": a * x + y, "copy": x, "read": float(np.sum(x, dtype=np.float64))}
+
+
+def stream_counts(kind: str, n: int) -> dict:
+    nbytes, flops = PER_ELEMENT[kind]
+    return {"bytes": nbytes * n, "flops": flops * n}
+
+
+def elementwise(a, make_inputs: Callable, kind: Callable[[str], str]) -> dict:
+    """The reference, check and counts of a page of element-wise rows of size `n`:
+    `make_inputs(n)` gives x and y, `kind(variant)` what a row computes ("saxpy", "copy" or
+    "read"), and each row must equal its kind's reference exactly. Every row of a case starts
+    from the same x and y, pinned on a GPU machine."""
+    from bench.adapters import pinned
+
+    return {"inputs": lambda p: tuple(pinned(a) for a in make_inputs(p["n"])),
+            "reference": lambda p: stream(a, *make_inputs(p["n"])),
+            "check": lambda variant, result, ref: exact(result, ref[kind(variant)]),
+            "counts": lambda variant, p, ref: stream_counts(kind(variant), p["n"])}

@@ -1,72 +1,47 @@
 """Bias + GELU run op by op and compiled by XLA (TensorFlow and JAX), registered with the
-benchmark runner.
+benchmark runner.  Run:  python snippets/bench/run.py compilers --output xla.json
 
-Run it with:  python snippets/bench/run.py compilers --output xla.json [--variants jax_eager,jax_jit]
-
-Variants come from the teaching files beside this one (xla_jax.py, xla_tensorflow.py, and their
-inputs and reference from gelu_demo.py); frameworks
-that are not installed are left out. Inputs are on the device before timing and every timed call
-waits for its result (JAX: block_until_ready; TensorFlow: .numpy(), which also copies the result
-to a NumPy array). setup() times the first call of each compiled variant on its own: tracing and
-XLA compilation happen there (work.first_call_s).
+Each row is a function of the lessons beside this file (xla_jax.py, xla_tensorflow.py; inputs and
+reference from gelu_demo.py) on inputs already on the device; every timed call waits for its
+result (JAX: block_until_ready; TensorFlow: .numpy(), which also copies it to NumPy). The first
+call, where tracing and XLA compilation happen, is timed on its own (work.first_call_s).
+Frameworks that are not installed are left out.
 """
-
-from __future__ import annotations
-
 from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import importlib
 import importlib.util
 import os
 import shutil
-import sys
-import time
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import gelu_demo  # noqa: E402  (beside this file)
 import numpy as np  # noqa: E402
-from bench.runner import Benchmark, Case, Prepared, Variant  # noqa: E402
+from bench.adapters import FirstCall  # noqa: E402
+from bench.registry import Benchmark, Case, Variant  # noqa: E402
+
+
+def bias_gelu(framework: str, mode: str, p: dict):
+    """A call of the lesson's function (eager, or compiled by XLA) on inputs on the device."""
+    lesson = importlib.import_module(f"xla_{framework}")
+    fn = lesson.bias_gelu if mode == "eager" else lesson.compile_it()
+    if framework == "jax":
+        x, b = (lesson.jax.device_put(a) for a in gelu_demo.make_inputs(p["n"]))
+        return lambda: fn(x, b).block_until_ready()
+    x, b = (lesson.tf.constant(a) for a in gelu_demo.make_inputs(p["n"]))
+    return lambda: fn(x, b).numpy()
+
 
 GPU = "gpu" if shutil.which("nvidia-smi") else "cpu"  # JAX runs on the GPU where there is one
-FRAMEWORKS = {"jax": ("xla_jax", "jax"), "tensorflow": ("xla_tensorflow", "tensorflow")}
-VARIANTS = {
-    "jax_eager": Variant("jax eager", device=GPU),
-    "jax_jit": Variant("jax jit", device=GPU),
-    "tensorflow_eager": Variant("tensorflow eager", device="cpu"),
-    "tensorflow_xla": Variant("tensorflow xla", device="cpu"),
-}
+VARIANTS = {f"{framework}_{mode}": Variant(f"{framework} {mode}", device, measure=FirstCall(
+    bias_gelu, (framework, mode))) for framework, device, modes in (
+        ("jax", GPU, ("eager", "jit")), ("tensorflow", "cpu", ("eager", "xla"))) for mode in modes}
 INSTALLED = tuple(k for k in VARIANTS  # frameworks that are not installed are left out
-                  if importlib.util.find_spec(FRAMEWORKS[k.split("_")[0]][1]) is not None)
+                  if importlib.util.find_spec(k.split("_")[0]) is not None)
 CASES = {"smoke": Case({"n": 4096}, variants=INSTALLED, default=False),
          "large": Case({"n": 1 << 22}, variants=INSTALLED)}
-FIRST_CALL: dict[tuple[str, int], float] = {}
-
-
-def setup(variant: str, p: dict) -> Prepared:
-    framework, mode = variant.split("_", 1)
-    mod = importlib.import_module(FRAMEWORKS[framework][0])
-    xh, bh = gelu_demo.make_inputs(p["n"])
-    fn = mod.bias_gelu if mode == "eager" else mod.compile_it()
-    if framework == "jax":
-        x, b = mod.jax.device_put(xh), mod.jax.device_put(bh)
-
-        def run():
-            return fn(x, b).block_until_ready()
-    else:
-        x, b = mod.tf.constant(xh), mod.tf.constant(bh)
-
-        def run():
-            return fn(x, b).numpy()
-    t0 = time.perf_counter()
-    run()  # the first call: tracing and, for jit/xla, compilation
-    FIRST_CALL[variant, p["n"]] = time.perf_counter() - t0
-    return Prepared(run=run)
-
-
-def reference(p: dict) -> np.ndarray:
-    return gelu_demo.reference(*gelu_demo.make_inputs(p["n"]))
 
 
 def check(variant: str, out, ref: np.ndarray) -> dict:
@@ -75,16 +50,15 @@ def check(variant: str, out, ref: np.ndarray) -> dict:
 
 
 def counts(variant: str, p: dict, ref) -> dict:
-    fused = variant.endswith(("_jit", "_xla"))
     # fused: read x and b, write y once; op by op: every one of the ten operations reads and
     # writes whole arrays (a lower bound: 2 reads + 1 write each)
-    nbytes = 4 * p["n"] * (3 if fused else 3 * 10)
-    return {"bytes": nbytes, "work": {"first_call_s": FIRST_CALL.get((variant, p["n"]))}}
+    return {"bytes": 4 * p["n"] * (3 if variant.endswith(("_jit", "_xla")) else 3 * 10), "work": {}}
 
 
 BENCHMARK = Benchmark(
-    name="compilers", variants=VARIANTS, cases=CASES, setup=setup, reference=reference,
-    check=check, counts=counts, probe_params=CASES["smoke"].params)
+    name="compilers", variants=VARIANTS, cases=CASES, check=check, counts=counts,
+    reference=lambda p: gelu_demo.reference(*gelu_demo.make_inputs(p["n"])),
+    probe_params=CASES["smoke"].params)
 
 if __name__ == "__main__":
-    sys.exit(run.main(BENCHMARK))
+    raise SystemExit(run.main(BENCHMARK))

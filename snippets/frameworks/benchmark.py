@@ -1,15 +1,8 @@
-"""One training step of the same network in TensorFlow, PyTorch and JAX, in every execution mode,
-registered with the benchmark runner.
-
-Run it with:  python snippets/bench/run.py frameworks --output frameworks.json [--cases small,large]
-
-Each variant is a framework and a mode of its teaching file (train_<framework>.py, beside this
-file, with the data and starting weights of task.py). setup() builds the trainer, puts the
-batches on the device and runs the first call of STEPS steps on its own, timed: tracing and
-compilation happen there (work.first_call_s). The runner then times further calls of STEPS steps,
-each ended by a device synchronisation; the per-step time is the per-call time / STEPS. All
-frameworks run in full float32 (TensorFloat-32 off), so they do the same arithmetic. Frameworks
-that are not installed are left out.
+"""One training step of the same network in TensorFlow, PyTorch and JAX, in every execution mode
+of its lesson (train_<framework>.py; data and starting weights from task.py), registered with the
+benchmark runner: each timed call is STEPS steps (per step: the time / STEPS), the first one, with
+tracing and compilation, timed apart. Frameworks that are not installed are left out.
+Run:  python snippets/bench/run.py frameworks --output frameworks.json [--cases small,large]
 """
 
 from __future__ import annotations
@@ -21,66 +14,34 @@ import importlib.util
 import math
 import os
 import shutil
-import sys
-import time
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX shares the GPU
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np  # noqa: E402
 import task  # noqa: E402  (beside this file)
-from bench.runner import Benchmark, Case, Prepared, Variant  # noqa: E402
+from bench.adapters import FirstCall  # noqa: E402
+from bench.registry import Benchmark, Case, Variant  # noqa: E402
 
 STEPS = 20  # training steps per timed call
-MODULES = {"tensorflow": ("train_tensorflow", "tensorflow"), "pytorch": ("train_pytorch", "torch"),
-           "jax": ("train_jax", "jax")}
-DEVICE = "gpu" if shutil.which("nvidia-smi") else "cpu"  # each framework's default device
-VARIANTS = {  # framework_mode: the --mode of its train_<framework>.py
-    "tensorflow_eager": Variant("tensorflow eager", device=DEVICE),
-    "tensorflow_function": Variant("tensorflow function", device=DEVICE),
-    "tensorflow_xla": Variant("tensorflow xla", device=DEVICE),
-    "pytorch_eager": Variant("pytorch eager", device=DEVICE),
-    "pytorch_compile": Variant("pytorch compile", device=DEVICE),
-    "pytorch_compile_step": Variant("pytorch compile step", device=DEVICE),
-    "pytorch_reduce_overhead": Variant("pytorch reduce overhead", device=DEVICE),
-    "jax_eager": Variant("jax eager", device=DEVICE),
-    "jax_jit": Variant("jax jit", device=DEVICE),
-}
-INSTALLED = tuple(k for k in VARIANTS  # frameworks that are not installed are left out
-                  if importlib.util.find_spec(MODULES[k.split("_")[0]][1]) is not None)
-CASES = {
-    "smoke": Case({"size": "smoke", "width": 16, "batch": 64, "steps_per_call": STEPS},
-                  variants=INSTALLED, default=False),
-    "small": Case({"size": "small", "width": 64, "batch": 128, "steps_per_call": STEPS},
-                  variants=INSTALLED),
-    "medium": Case({"size": "medium", "width": 512, "batch": 1024, "steps_per_call": STEPS},
-                   variants=INSTALLED, default=False),  # for CPUs: "large" takes minutes there
-    "large": Case({"size": "large", "width": 2048, "batch": 8192, "steps_per_call": STEPS},
-                  variants=INSTALLED),
-}
-FIRST_CALL: dict[tuple[str, str], float] = {}  # (variant, size) -> seconds, set by setup
+LIBRARY = {"tensorflow": "tensorflow", "pytorch": "torch", "jax": "jax"}
 
 
-def load(framework: str):
-    mod = importlib.import_module(MODULES[framework][0])
+def steps(framework: str, mode: str, p: dict):
+    """STEPS training steps of the lesson's Trainer (train_<framework>.py, in full float32) on
+    batches already on the device, ended by a device synchronisation; returns the last loss."""
+    lesson = importlib.import_module(f"train_{framework}")
     if framework == "tensorflow":
-        mod.tf.config.experimental.enable_tensor_float_32_execution(False)
+        lesson.tf.config.experimental.enable_tensor_float_32_execution(False)
     elif framework == "jax":
-        mod.jax.config.update("jax_default_matmul_precision", "highest")
+        lesson.jax.config.update("jax_default_matmul_precision", "highest")
     else:
-        mod.torch.backends.cuda.matmul.allow_tf32 = False
-        mod.torch.backends.cudnn.allow_tf32 = False
-    return mod
-
-
-def setup(variant: str, p: dict) -> Prepared:
-    framework, mode = variant.split("_", 1)
-    mod = load(framework)
+        lesson.torch.backends.cuda.matmul.allow_tf32 = False
+        lesson.torch.backends.cudnn.allow_tf32 = False
     x, y = task.make_data(n=max(4096, 4 * p["batch"]))
-    trainer = mod.Trainer(width=p["width"], mode=mode, lr=0.01)
-    n = len(x) // p["batch"]
-    batches = [trainer.put(x[i * p["batch"]:(i + 1) * p["batch"]],
-                           y[i * p["batch"]:(i + 1) * p["batch"]]) for i in range(n)]
+    trainer = lesson.Trainer(width=p["width"], mode=mode, lr=0.01)
+    b, n = p["batch"], len(x) // p["batch"]
+    batches = [trainer.put(x[i * b:(i + 1) * b], y[i * b:(i + 1) * b]) for i in range(n)]
     state = {"i": 0}
 
     def run():
@@ -90,11 +51,21 @@ def setup(variant: str, p: dict) -> Prepared:
             state["i"] += 1
         trainer.sync(loss)
         return float(loss)
+    return run
 
-    t0 = time.perf_counter()
-    run()  # tracing and compilation happen in this first call
-    FIRST_CALL[variant, p["size"]] = time.perf_counter() - t0
-    return Prepared(run=run)
+
+DEVICE = "gpu" if shutil.which("nvidia-smi") else "cpu"  # each framework's default device
+MODES = {"tensorflow": ("eager", "function", "xla"), "jax": ("eager", "jit"),
+         "pytorch": ("eager", "compile", "compile_step", "reduce_overhead")}
+VARIANTS = {f"{fw}_{mode}": Variant(f"{fw} {mode.replace('_', ' ')}", DEVICE,
+                                    measure=FirstCall(steps, (fw, mode)))
+            for fw in ("tensorflow", "pytorch", "jax") for mode in MODES[fw]}
+INSTALLED = tuple(k for k in VARIANTS  # frameworks that are not installed are left out
+                  if importlib.util.find_spec(LIBRARY[k.split("_")[0]]) is not None)
+CASES = {name: Case({"size": name, "width": width, "batch": batch, "steps_per_call": STEPS},
+                    variants=INSTALLED, default=name in ("small", "large"))
+         for name, width, batch in (("smoke", 16, 64), ("small", 64, 128), ("medium", 512, 1024),
+                                    ("large", 2048, 8192))}  # medium: for CPUs, large takes minutes
 
 
 def reference(p: dict) -> float:
@@ -118,13 +89,12 @@ def check(variant: str, loss: float, start: float) -> dict:
 def counts(variant: str, p: dict, start: float) -> dict:
     w, b = p["width"], p["batch"]
     forward = 2 * b * (2 * w + w * w + w)  # three matrix products
-    return {"flops": STEPS * 3 * forward,  # backward costs about twice the forward
-            "work": {"first_call_s": FIRST_CALL.get((variant, p["size"]))}}
+    return {"flops": STEPS * 3 * forward, "work": {}}  # backward costs about twice the forward
 
 
 BENCHMARK = Benchmark(
-    name="frameworks", variants=VARIANTS, cases=CASES, setup=setup, reference=reference,
+    name="frameworks", variants=VARIANTS, cases=CASES, reference=reference,
     check=check, counts=counts, probe_params=CASES["smoke"].params)
 
 if __name__ == "__main__":
-    sys.exit(run.main(BENCHMARK))
+    raise SystemExit(run.main(BENCHMARK))

@@ -117,16 +117,16 @@ BENCHMARK = Benchmark(
 # --8<-- [end:register]
 
 
-def png_bytes(counts: np.ndarray, max_iter: int) -> bytes:
+def png_bytes(counts: np.ndarray, iterations: int) -> bytes:
     """A PNG of the set: escape counts on a log colour scale, the set itself in black."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shade = np.log1p(counts.astype(np.float64)) / np.log1p(max_iter)
+    shade = np.log1p(counts.astype(np.float64)) / np.log1p(iterations)
     rgba = plt.get_cmap("magma")(shade)
-    rgba[counts == max_iter] = (0.0, 0.0, 0.0, 1.0)
+    rgba[counts == iterations] = (0.0, 0.0, 0.0, 1.0)
     png = BytesIO()
     plt.imsave(png, rgba, origin="lower", format="png")
     return png.getvalue()

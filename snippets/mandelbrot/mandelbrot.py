@@ -1,6 +1,6 @@
 """The Mandelbrot set seven ways: pure Python, NumPy, Numba on one core and on all cores, and
 three Numba CUDA kernels (float64 plain and tuned, float32). Each counts, for every pixel, the
-iterations of z = z*z + c from z = 0 until |z|^2 > 4 (at most max_iter); the float64 variants
+iterations of z = z*z + c from z = 0 until |z|^2 > 4 (at most `iterations` times); the float64 variants
 round alike, so they agree on every pixel. Run:  NUMBA_ENABLE_CUDASIM=1 python mandelbrot.py
 (the CUDA variants on Numba's CUDA simulator; leave the variable out on an NVIDIA GPU)."""
 
@@ -24,10 +24,10 @@ def coordinates(width, height, dtype=np.float64):
 
 
 # --8<-- [start:python]
-def escape_count(cx: float, cy: float, max_iter: int) -> int:
+def escape_count(cx: float, cy: float, iterations: int) -> int:
     x = y = 0.0
     n = 0
-    while n < max_iter:
+    while n < iterations:
         x2, y2 = x * x, y * y
         if x2 + y2 > 4.0:  # |z|^2 > 4: z escapes to infinity
             break
@@ -38,23 +38,23 @@ def escape_count(cx: float, cy: float, max_iter: int) -> int:
     return n
 
 
-def mandelbrot_python(xs, ys, max_iter: int) -> np.ndarray:
+def mandelbrot_python(xs, ys, iterations: int) -> np.ndarray:
     counts = np.empty((len(ys), len(xs)), dtype=np.int32)
     for i, cy in enumerate(ys.tolist()):
         for j, cx in enumerate(xs.tolist()):
-            counts[i, j] = escape_count(cx, cy, max_iter)
+            counts[i, j] = escape_count(cx, cy, iterations)
     return counts
 # --8<-- [end:python]
 
 
 # --8<-- [start:numpy]
-def mandelbrot_numpy(xs, ys, max_iter: int) -> np.ndarray:
+def mandelbrot_numpy(xs, ys, iterations: int) -> np.ndarray:
     cx, cy = np.meshgrid(xs, ys)
     cx, cy = cx.ravel(), cy.ravel()
     x, y = np.zeros_like(cx), np.zeros_like(cy)
     counts = np.zeros(cx.size, dtype=np.int32)
     live = np.arange(cx.size)  # pixels that have not escaped yet
-    for _ in range(max_iter):
+    for _ in range(iterations):
         xl, yl = x[live], y[live]
         x2, y2 = xl * xl, yl * yl
         stay = x2 + y2 <= 4.0
@@ -71,10 +71,10 @@ def mandelbrot_numpy(xs, ys, max_iter: int) -> np.ndarray:
 
 # --8<-- [start:njit]
 @njit(cache=True)
-def escape_count_jit(cx, cy, max_iter):
+def escape_count_jit(cx, cy, iterations):
     x = y = 0.0
     n = 0
-    while n < max_iter:
+    while n < iterations:
         x2, y2 = x * x, y * y
         if x2 + y2 > 4.0:
             break
@@ -86,20 +86,20 @@ def escape_count_jit(cx, cy, max_iter):
 
 
 @njit(cache=True)
-def mandelbrot_njit(xs, ys, max_iter):
+def mandelbrot_njit(xs, ys, iterations):
     counts = np.empty((ys.size, xs.size), dtype=np.int32)
     for i in range(ys.size):
         for j in range(xs.size):
-            counts[i, j] = escape_count_jit(xs[j], ys[i], max_iter)
+            counts[i, j] = escape_count_jit(xs[j], ys[i], iterations)
     return counts
 
 
 @njit(cache=True, parallel=True)
-def mandelbrot_njit_parallel(xs, ys, max_iter):
+def mandelbrot_njit_parallel(xs, ys, iterations):
     counts = np.empty((ys.size, xs.size), dtype=np.int32)
     for i in prange(ys.size):  # rows are shared out among all cores
         for j in range(xs.size):
-            counts[i, j] = escape_count_jit(xs[j], ys[i], max_iter)
+            counts[i, j] = escape_count_jit(xs[j], ys[i], iterations)
     return counts
 # --8<-- [end:njit]
 
@@ -129,13 +129,13 @@ FOUR32 = np.float32(4.0)  # a float32 constant keeps float32 maths float32
 
 # --8<-- [start:cuda]
 @cuda.jit(cache=True)
-def mandelbrot_kernel_f64(xs, ys, max_iter, counts):
+def mandelbrot_kernel_f64(xs, ys, iterations, counts):
     j, i = cuda.grid(2)  # column j, row i: one thread per pixel
     if i < counts.shape[0] and j < counts.shape[1]:
         cx, cy = xs[j], ys[i]
         x = y = 0.0
         n = 0
-        while n < max_iter:
+        while n < iterations:
             x2, y2 = mul64(x, x), mul64(y, y)  # each square computed once, used twice
             if x2 + y2 > 4.0:
                 break
@@ -160,14 +160,14 @@ def step64(x, y, cx, cy):
 
 
 @cuda.jit(cache=True)
-def mandelbrot_kernel_f64_fast(xs, ys, max_iter, counts):
+def mandelbrot_kernel_f64_fast(xs, ys, iterations, counts):
     j, i = cuda.grid(2)
     if i < counts.shape[0] and j < counts.shape[1]:
         cx, cy = xs[j], ys[i]
         x = y = 0.0
         n = 0
         done = False
-        while n + 4 <= max_iter:  # four iterations per trip, each tested: one counter check
+        while n + 4 <= iterations:  # four iterations per trip, each tested: one counter check
             done, x, y = step64(x, y, cx, cy)
             if done:
                 break
@@ -184,8 +184,8 @@ def mandelbrot_kernel_f64_fast(xs, ys, max_iter, counts):
                 n += 3
                 break
             n += 4
-        if not done:  # the last max_iter % 4 iterations, one at a time
-            while n < max_iter:
+        if not done:  # the last iterations % 4 iterations, one at a time
+            while n < iterations:
                 done, x, y = step64(x, y, cx, cy)
                 if done:
                     break
@@ -195,13 +195,13 @@ def mandelbrot_kernel_f64_fast(xs, ys, max_iter, counts):
 
 
 @cuda.jit(cache=True)
-def mandelbrot_kernel_f32(xs, ys, max_iter, counts):
+def mandelbrot_kernel_f32(xs, ys, iterations, counts):
     j, i = cuda.grid(2)
     if i < counts.shape[0] and j < counts.shape[1]:
         cx, cy = xs[j], ys[i]
         x = y = cx - cx  # a float32 zero
         n = 0
-        while n < max_iter:
+        while n < iterations:
             x2, y2 = mul32(x, x), mul32(y, y)
             if x2 + y2 > FOUR32:
                 break
@@ -224,12 +224,12 @@ def blocks_for(width: int, height: int, threads: tuple[int, int]) -> tuple[int, 
     return (width + threads[0] - 1) // threads[0], (height + threads[1] - 1) // threads[1]
 
 
-def mandelbrot_cuda(xs, ys, max_iter: int, variant: str = "cuda_f64") -> np.ndarray:
+def mandelbrot_cuda(xs, ys, iterations: int, variant: str = "cuda_f64") -> np.ndarray:
     kernel, dtype, threads = KERNELS[variant]
     d_xs = cuda.to_device(xs.astype(dtype))  # host -> device
     d_ys = cuda.to_device(ys.astype(dtype))
     d_counts = cuda.device_array((ys.size, xs.size), dtype=np.int32)
-    kernel[blocks_for(xs.size, ys.size, threads), threads](d_xs, d_ys, max_iter, d_counts)
+    kernel[blocks_for(xs.size, ys.size, threads), threads](d_xs, d_ys, iterations, d_counts)
     return d_counts.copy_to_host()  # device -> host; waits for the kernel
 # --8<-- [end:launch]
 
@@ -239,11 +239,11 @@ CPU = {"python": mandelbrot_python, "numpy": mandelbrot_numpy, "njit": mandelbro
 VARIANTS = (*CPU, *KERNELS)
 
 
-def compute(variant: str, width: int, height: int, max_iter: int) -> np.ndarray:
+def compute(variant: str, width: int, height: int, iterations: int) -> np.ndarray:
     xs, ys = coordinates(width, height)
     if variant in KERNELS:
-        return mandelbrot_cuda(xs, ys, max_iter, variant)
-    return CPU[variant](xs, ys, max_iter)
+        return mandelbrot_cuda(xs, ys, iterations, variant)
+    return CPU[variant](xs, ys, iterations)
 
 
 def differing_fraction(counts: np.ndarray, reference: np.ndarray) -> float:
@@ -251,10 +251,10 @@ def differing_fraction(counts: np.ndarray, reference: np.ndarray) -> float:
 
 
 if __name__ == "__main__":  # every variant against the float64 CPU result, on a small image
-    width, height, max_iter = 48, 32, 20
-    reference = compute("njit", width, height, max_iter)
-    print(f"{width} x {height} pixels, {max_iter} iterations: {reference.sum():,} pixel-iterations")
+    width, height, iterations = 48, 32, 20
+    reference = compute("njit", width, height, iterations)
+    print(f"{width} x {height} pixels, {iterations} iterations: {reference.sum():,} pixel-iterations")
     for variant in VARIANTS if cuda.is_available() else CPU:  # CUDA: a GPU or the simulator
-        wrong = differing_fraction(compute(variant, width, height, max_iter), reference)
+        wrong = differing_fraction(compute(variant, width, height, iterations), reference)
         print(f"{variant:>13}: {wrong:.4%} of pixels differ from the reference")
         assert wrong == 0 or variant == "cuda_f32", f"{variant} differs"  # float32 may differ
