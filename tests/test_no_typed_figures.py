@@ -213,6 +213,15 @@ BLOCKS = {"p", "li", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "dt", "dd",
 VOID = {"br", "img", "hr", "input", "meta", "link", "col", "source", "wbr"}
 SKIPPED_CLASSES = {"headerlink", "footnote-backref", "filename", "jp-InputArea", "linenos"}
 RUNNABLE = {"language-bash", "language-sh", "language-python"}  # what pytest-codeblocks runs
+# Fences in a programming or configuration language are listings: their numbers are the program.
+# Every other fence (text, console, json, plain) is output, read like prose line by line.
+LISTINGS = {"language-" + x for x in ("python", "py", "bash", "sh", "shell", "c", "cuda", "cpp",
+                                      "c++", "yaml", "toml", "ini", "json", "dockerfile", "markdown",
+                                      "md")}
+# Inside a listing, a comment or docstring is read (Pygments' comment classes), but only for a
+# figure with a unit (UNIT_FIGURE): its other numbers are the program's sizes and constants.
+COMMENTS = {"c", "c1", "cm", "ch", "cs", "cd", "sd"}
+ATTRIBUTES = ("alt", "title", "aria-label")  # attribute text a reader sees (tooltips, alt text)
 
 
 class Unit:
@@ -250,6 +259,7 @@ class Reader(HTMLParser):
         if tag == "br":  # a line break separates what it breaks: "5, 5<br>0.137" is not 50.137
             self.open[-1].text.append("\n")
             self.open[-1].size += 1
+        self.read_attributes(tag, dict(attrs))
         if tag in VOID:
             return
         attrs = dict(attrs)
@@ -281,7 +291,12 @@ class Reader(HTMLParser):
             if langs & RUNNABLE:
                 self.command_skipped, self.skip_next = self.skip_next, False
             checked, self.checked_next = self.checked_next, False
-            state["kind"] = ("output" if langs <= {"language-text"} and not checked else "skip")
+            state["kind"] = "output" if not langs & LISTINGS and not checked else "skip"
+            state["listing"] = bool(langs & LISTINGS)
+        own_unit = False
+        if tag == "span" and state.get("listing") and classes & COMMENTS:
+            state["kind"], own_unit = "comment", True  # a comment in a listing is read
+
         if tag in {"option", "button", "label"}:  # form controls read apart: "1 2 4 8", not "1248"
             self.open[-1].text.append(" ")
             self.open[-1].size += 1
@@ -289,16 +304,31 @@ class Reader(HTMLParser):
             self.rows.append([])
         if tag == "table":
             attrs["first unit"] = len(self.units)
+        attrs["own unit"] = own_unit
         self.stack.append((tag, attrs, state))
-        if tag in BLOCKS:
+        if tag in BLOCKS or own_unit:
             self.open.append(Unit(state["kind"]))
+
+    def read_attributes(self, tag, attrs):
+        """Alt text and tooltips, each a unit of its own (rendered inside a rendered element)."""
+        state = self.stack[-1][2] if self.stack else {"kind": "prose"}
+        classes = set((attrs.get("class") or "").split())
+        if state["kind"] == "skip" or classes & SKIPPED_CLASSES or tag in {"script", "style"}:
+            return
+        for name in ATTRIBUTES:
+            if (attrs.get(name) or "").strip():
+                unit = Unit("prose")
+                unit.text, unit.size = [attrs[name]], len(attrs[name])
+                if state.get("rendered") or "data-rendered" in attrs:
+                    unit.rendered.append((0, unit.size))
+                self.units.append(unit)
 
     def handle_endtag(self, tag):
         if not any(t == tag for t, _, _ in self.stack):
             return
         while self.stack:
             top, attrs, state = self.stack.pop()
-            if top in BLOCKS:
+            if top in BLOCKS or attrs.get("own unit"):
                 unit = self.open.pop()
                 self.units.append(unit)
                 unit.header = top == "th"
@@ -366,7 +396,7 @@ def violations(page_html_text: str) -> list[str]:
             s, e = match.span()
             if inside(unit.rendered, s, e) or inside(allowed, s, e):
                 continue
-            if inside(unit.code, s, e) and not any(
+            if (inside(unit.code, s, e) or unit.kind == "comment") and not any(
                     inside([m.span()], s, e) for m in UNIT_FIGURE.finditer(text)):
                 continue
             if lines is None:
@@ -413,7 +443,7 @@ def debt_lines() -> list[tuple[str, str]]:
     """(key, reason) of each line of DEBT; comment lines start with '#'."""
     lines = DEBT.read_text().splitlines() if DEBT.is_file() else []
     return [(key, reason.strip()) for line in lines if line and not line.startswith("#")
-            for key, _, reason in [line.partition("\t# ")]]
+            for key, _, reason in [line.rpartition("\t# ")]]
 
 
 def owed(page: Path) -> list[str]:
