@@ -70,7 +70,10 @@ WORDS = ("two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thir
 APPROX = re.compile(rf"\b(?:{WORDS})(?:[\s-]+(?:of\s+)?(?:hundred|thousand|million)s?)*(?:\s+of)?"
                     r"[\s-]*(?:times\s+(?:as|more|less|faster|slower|larger|smaller|fewer|higher|lower|the)\b"
                     r"|-?fold\b|tenths\b|quarters\b|per\s?cent\b|orders? of magnitude)"
-                    r"|\ban order of magnitude\b", re.I)
+                    r"|\ban order of magnitude\b"
+                    # digit-free amounts: half a million, nearly a thousand, twice as fast
+                    r"|\b(?:half|a|one|nearly|almost|about|over|under|some)\s+(?:a\s+)?(?:hundred|thousand|million|billion)\b"
+                    r"|\b(?:twice|thrice|double|triple|quadruple|half)\s+(?:as|the|that|its|their)\b", re.I)
 # In inline code only a figure with a unit is read.
 UNIT_FIGURE = re.compile(r"\d(?:[\d.,]*)\s?(?:[nµμum]?s|[kMGTP]i?B/s|[kMGTP]?FLOP/?s|%|×)(?!\w)")
 
@@ -95,6 +98,7 @@ ALLOW = [
     r"\b\d{1,3}(?:,\d{3})*(?:\d+)?\s(?:elements|points|iterations|pixels|threads|blocks|steps|epochs|"
     r"images|photos|files|tokens|users|layers|lanes|registers|SMs|cores|vCPUs|chips|GPUs|samples|"
     r"batches|parameters|neurons|processes|runs|repeats|calls|sequences|rows|columns)\b"
+    r"(?!\s+(?:a|per|each|every)\s+(?:second|minute|hour|step|call)\b)"
     r"(?!/s|\s+per\s+(?:s|sec|second)\b)",
     # the sizes a page runs its code at: N = 6, 1,000,003 and 2²⁸
     r"\bN\s*=\s*(?:[\d⁰¹²³⁴⁵⁶⁷⁸⁹]+(?:,\d{3})*(?:\s*\([\d,]+\))?(?:,\s*|\s+(?:and|or|to)\s+)?)+",
@@ -119,9 +123,11 @@ ALLOW = [
     r"\b\d+(?:st|nd|rd|th)\b|\b\d+(?:\.\d+)?B\b",
     # a count or an index: a whole number below 100 without a unit of measure (16 vCPUs, 32
     # threads, 2 bytes); and a power of two without one (a size, a block shape: 256, 65,536)
-    rf"(?<![\d.,$])[-−]?(?:{'|'.join(f'{2**k:,}|{2**k}' for k in range(34, 5, -1))}|\d\d?)(?!\d)"
+    rf"(?<![\d.,$:/])[-−]?(?:{'|'.join(f'{2**k:,}|{2**k}' for k in range(34, 5, -1))}|\d\d?)(?!\d)(?!\s?[:/]\s?\d)"
     r"(?![\d.,]\d|-\d)(?!\s?(?:[nµμum]?s\b|sec|seconds?|minutes?|hours?|[kKMGTP]i?B\b|[kMGTPE]?FLOP|"
-    r"[kMGT]?Hz|W\b|watts?|%|per ?cent|×|x\b|times\b|-fold|k\b|-ms|[a-z]+/s\b))",
+    r"[kMGT]?Hz|W\b|watts?|%|per ?cent|×|x\b|times\b|-fold|k\b|-ms|[a-z]+/s\b|"
+    r"milli|micro|nano|[kMGTP]i?B\b|bytes/|GT/s|TOPS|ulps?\b|°|degrees|dollars?|cents?|"
+    r"\w+\s+(?:a|per|each|every)\s+(?:second|minute|hour|step|call)\b))",
 ]
 ALLOWED = [re.compile(p) for p in ALLOW]
 SUPERSCRIPTS = str.maketrans("0123456789-", SUPERSCRIPT + "⁻")
