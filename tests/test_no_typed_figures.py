@@ -12,7 +12,10 @@ Every number a reader reads on a rendered page must be one of:
 3. **allowed**: covered by one of the few patterns in ALLOW below, each a kind of number that is
    not a measurement (a year, a version, a size, ...).
 
-Anything else fails, naming the page, the number and its sentence. Approximate words for a
+Anything else fails, naming the page, the number and its sentence. test_every_built_page_is_guarded
+reads the built site (`mkdocs build`, or GUARD_BUILT_SITE=<a built site> to reuse one): each
+page's article, the notebook page, alt and title text, every output fence (any language that is
+not a listing), figures with units in listings' comments, and the page's description. Approximate words for a
 quantity ("nine tenths", "a few hundred times") count as numbers too.
 
 What is read: prose, headings, tables, lists, admonitions, diagrams (Mermaid), footnotes, the
@@ -489,6 +492,39 @@ def test_a_full_build_reads_the_same():
         assert sorted(violations(built)) == sorted(page_violations(page)), page_id(page)
 
 
+@pytest.fixture(scope="module")
+def site(request) -> Path:
+    """The built site: GUARD_BUILT_SITE when set (a site built once and reused), else the one
+    the root conftest's built_site fixture builds once per run."""
+    if os.environ.get("GUARD_BUILT_SITE"):
+        return Path(os.environ["GUARD_BUILT_SITE"])
+    return request.getfixturevalue("built_site")
+
+
+def built_page_html(page_file: Path) -> str:
+    """What a reader reads of a built page: the article (charts, outputs, notebook cells and
+    all) and the page's description (front matter, shown by search engines and link previews)."""
+    text = page_file.read_text()
+    article = re.search(r'<article class="md-content__inner md-typeset">(.*?)</article>', text, re.S)
+    description = re.search(r'<meta name="description" content="([^"]*)"', text)
+    return (f"<p>{description[1]}</p>" if description else "") + (article[1] if article else "")
+
+
+def test_every_built_page_is_guarded(site):
+    """The guard on the built HTML: every page of the nav (the notebook page too) holds no number
+    that is neither rendered, cited, allowed nor listed in DEBT."""
+    from collections import Counter
+
+    bad = []
+    for page in PAGES:
+        uri = page_id(page).rsplit(".", 1)[0]
+        uri = "" if uri == "index" else uri.removesuffix("/index") + "/"
+        found = violations(built_page_html(site / uri / "index.html"))
+        new = Counter(debt_key(page, v) for v in found) - Counter(owed(page))
+        bad += [f"{page_id(page)}: {v}" for v in found if debt_key(page, v) in new]
+    assert not bad, "numbers neither rendered, cited nor allowed:\n" + "\n".join(bad)
+
+
 def test_rendered_notebook_cells_are_checked_against_their_results_file():
     """A notebook cell may carry the tag `rendered` only if tests/test_mandelbrot.py re-runs it
     on the committed results file (its `results_cells`: reads `doc`, computes and draws nothing)."""
@@ -533,6 +569,20 @@ PLANTED = [
     ("The kernel kept 512 MiB of float32 in its cache.", "512"),
     ("It read float32 (512 MiB in 0.2 ms).", "0.2"),
     ("A link is no citation without its date: [NVIDIA](https://www.nvidia.com/) lists 7.1 TB/s.", "7.1"),
+    # the forms issue 44 found getting past the guard
+    ("The run read half a million images.", "half a million"),
+    ("It took nearly a thousand steps.", "nearly a thousand"),
+    ("The fused kernel is twice as fast.", "twice as"),
+    ("The GPU wins 12:1 against the CPU.", "12"),
+    ("The GPU wins by 37/3 here.", "37/3"),
+    ("Training ran at 900 images a second.", "900"),
+    ("The copy moved 48 GB in the run.", "48"),
+    ("It drew 42 watts.", "42"),
+    ("![chart](x.png \"speed-up 47.5\")", "47.5"),
+    ("<img src=\"x.png\" alt=\"GPU at 3.7 ms\">", "3.7"),
+    ('<abbr title="measured 8.25 ms">t</abbr>', "8.25"),
+    ("```console\n$ run\nkernel 1.23 ms\n```", "1.23"),
+    ("```python title=\"x.py\"\nx = 1  # took 6.6 ms on the H200\n```", "6.6"),
 ]
 
 
@@ -540,6 +590,21 @@ PLANTED = [
 def test_the_guard_names_a_planted_figure(markdown, figure):
     found = violations(markdown_html(markdown))
     assert any(figure in v for v in found), f"missed {figure!r}: found {found}"
+
+
+def test_the_built_page_reader_reads_the_description():
+    page = ('<html><head><meta name="description" content="A GPU 318 times faster."></head><body>'
+            '<article class="md-content__inner md-typeset"><p>No figure here.</p></article></body></html>')
+    assert any("318" in v for v in violations(built_page_html_text(page)))
+
+
+def built_page_html_text(text: str) -> str:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "index.html"
+        path.write_text(text)
+        return built_page_html(path)
 
 
 def test_output_checked_by_running_its_command_is_not_read():
