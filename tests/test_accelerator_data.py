@@ -19,7 +19,7 @@ from bench.results import load_results  # noqa: E402
 
 DOCS = ROOT / "docs"
 DATA = DOCS / "data"
-NUMERIC = ("memory_gb", "bandwidth_gbs", "link_gbs", "fp32_tflops", "bf16_tflops", "fp8_tflops",
+NUMERIC = ("memory_gib", "bandwidth_gbs", "link_gbs", "fp32_tflops", "bf16_tflops", "fp8_tflops",
            "fp4_tflops", "power_w")
 
 
@@ -67,8 +67,21 @@ def test_spec_values_are_numbers_and_unconfirmed_names_real_columns():
         for col in filter(None, r["unconfirmed"].split(";")):
             assert col in NUMERIC, (r["accelerator"], col)
             assert r[col].strip(), f"{r['accelerator']}: {col} marked unconfirmed but empty"
-        assert r["memory_gb"] and r["bandwidth_gbs"] and r["bf16_tflops"] or r["accelerator"] in (
+        assert r["memory_gib"] and r["bandwidth_gbs"] and r["bf16_tflops"] or r["accelerator"] in (
             "NVIDIA T4", "NVIDIA B300", "AMD Instinct MI355X")  # notes say why
+
+
+def test_memory_is_in_gib_throughout():
+    """One unit in the memory column: GiB. Vendors that write "GB" for HBM (NVIDIA's "141GB") give
+    a binary capacity: the H200 this site measured reports NVIDIA's figure as GiB, within one
+    (a decimal 141 GB would be 131.3 GiB); Google and AWS write GiB, kept as they state it."""
+    import json
+
+    by = {r["accelerator"]: r for r in rows("accelerator-specs.csv")}
+    measured_gib = json.loads((DATA / "doctor-h200.json").read_text())["facts"]["nvidia_smi"]["gpus"][0]["memory_mib"] / 1024
+    assert abs(float(by["NVIDIA H200 SXM"]["memory_gib"]) - measured_gib) < 1
+    assert by["AMD Instinct MI300X"]["memory_gib"] == by["Google TPU7x (Ironwood)"]["memory_gib"]
+    assert not any("converted to GB)" in r["notes"] for r in by.values())
 
 
 def test_low_precision_doubles_the_rate_where_both_are_published():

@@ -199,7 +199,7 @@ def test_dataset_maker_refuses_a_read_only_folder(tmp_path, run):
 
 
 def test_train_refuses_an_unknown_backend(dataset, monkeypatch, run):
-    monkeypatch.setenv("KERAS_BACKEND", "bogus")  # Keras itself would fall back to TensorFlow
+    monkeypatch.setenv("KERAS_BACKEND", "bogus")  # Keras itself would stop with a ValueError traceback
     one_line_error(run(TRAIN, dataset), "KERAS_BACKEND='bogus' is not one of")
     monkeypatch.setenv("KERAS_BACKEND", "tensorflow")
 

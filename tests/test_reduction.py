@@ -86,6 +86,17 @@ def test_softmax_rows_sum_to_one_within_the_bound(held):
     assert np.allclose(y.sum(axis=1), 1.0, atol=1e-5)
 
 
+def test_softmax_bound_counts_each_rounding_of_numerator_and_sum():
+    """exp's error (2 ulp from the correctly rounded result: up to 5u) and the rounding of
+    x - max reach the numerator and the sum's terms alike; the division adds u: at least 11u
+    beyond the sum's depth, and 2u per unit of spread."""
+    u = 2.0**-24
+    depth = 1 + 5  # 32 columns on 32 threads: one serial add, five levels
+    assert softmax.relative_error_bound(32, 0.0, 32) >= (depth + 2 * 5 + 1) * u
+    assert softmax.relative_error_bound(32, 3.0, 32) - softmax.relative_error_bound(32, 2.0, 32) \
+        == pytest.approx(2 * u)
+
+
 def test_softmax_check_catches_a_wrong_row():
     x = np.random.default_rng(5).uniform(-1, 1, (2, 8)).astype(np.float32)
     e = np.exp(x - x.max(axis=1, keepdims=True))

@@ -67,10 +67,13 @@ def softmax(d_x, d_y, threads: int = THREADS, held: bool = False):
 
 # --8<-- [start:check]
 def relative_error_bound(cols: int, spread: float, threads: int = THREADS) -> float:
-    """Per element: the sum's tree (cols/threads serial adds, then log2(threads) levels), plus
-    |x - max| * u from rounding x - max before exp, plus a few roundings (exp's own error of up
-    to 2 ulp, the division), each in units of u = 2^-24."""
-    return (math.ceil(cols / threads) + math.log2(threads) + spread + 4) * U
+    """Per element, to first order, in units of u = 2^-24. Numerator and every term of the sum:
+    rounding x - max (up to |x - max| * u, which exp turns into a relative error) and exp's own
+    error: up to 2 ulp from the correctly rounded result, so 2.5 ulp from the exact one, and an
+    ulp is up to 2u relative: 5u. The sum adds its tree's depth (cols/threads serial adds, then
+    log2(threads) levels); the division adds u."""
+    depth = math.ceil(cols / threads) + math.log2(threads)
+    return (2 * (spread + 5) + depth + 1) * U
 
 
 def check(y: np.ndarray, x: np.ndarray, threads: int = THREADS) -> float:
