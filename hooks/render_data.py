@@ -36,7 +36,9 @@ def on_page_markdown(markdown, page, config, files):
         data = page.meta.get("data")
         return (render_markdown(markdown, docs_dir, page.file.src_uri, data)
                 + provenance(markdown, docs_dir, page.file.src_uri, data))
-    except (RenderError, ValueError, OSError) as exc:
+    except RenderError as exc:  # names the page and the placeholder already
+        raise PluginError(str(exc)) from exc
+    except (ValueError, OSError) as exc:
         raise PluginError(f"{page.file.src_uri}: {exc}") from exc
 
 
