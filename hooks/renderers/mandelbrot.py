@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import load_json, markdown_table, renderer, svg_figure, value
 from .run_details import load
-from .table import SPECS, cell, pick
+from .table import SPECS, cell, pick, table
 
 BAR_PIXEL_ITERATIONS = 1.5e12  # the bar for the tuned float64 kernel on the large case (issue 15)
 BAR_VARIANT = "cuda_f64_fast"
@@ -49,6 +49,13 @@ def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     each = "; ".join(f"{n}: {fmt_time(m['median_s'])}" for n, m in zip(names, rows))
     return svg_figure(fig, alt=f"{alt} {size}: {each}")
+
+
+@renderer("mandelbrot_case")
+def case_table(docs_dir: Path, case: str, *, path: str) -> str:
+    """Every timing of a case, CPU then GPU, slowest first (the table each case's section shows)."""
+    return table(docs_dir, path, where=f"case={case}", sort="device -phase -s", align="lrrrrr",
+                 cols="Variant={label}, {what};Median time={s:time};Spread={spread:.2f};Pixel-iterations per second={per_s[pixel_iterations]:sig};Speed-up over best CPU={over_cpu:ratio};Pixels differing={error[value]:.2%}")
 
 
 def spec_row(docs_dir: Path, specs: str, doc: dict) -> dict | None:

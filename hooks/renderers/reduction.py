@@ -1,6 +1,6 @@
 """Reduction results (run.py reduction): each sum against the fastest read-only kernel of its
 case (group "read"), the softmax against the fastest copy (group "copy"), and the share of it a
-sentence names (`{{ reduction.of_read VARIANT CASE }}`)."""
+sentence names (`{{ reduction.of_read VARIANT [CASE] }}`)."""
 
 from pathlib import Path
 
@@ -71,14 +71,14 @@ READ = "top=case={case} phase=kernel group=read"  # a row's case's fastest read-
 
 
 @value("reduction.read")
-def read(docs_dir: Path, field: str, case: str, *, path: str) -> str:
-    """`{{ reduction.read label|gbs CASE }}`: the case's fastest read-only kernel, its name or GB/s."""
+def read(docs_dir: Path, field: str, case: str = "gpu-1", *, path: str) -> str:
+    """`{{ reduction.read label|gbs [CASE] }}`: the case's fastest read-only kernel, its name or GB/s."""
     show = {"label": "{top[label]}", "gbs": "{top[gbs]:,.0f}"}[field]
     return cell(docs_dir, path, show, f"case={case} phase=kernel", join=READ)
 
 
 @value("reduction.of_read")
-def of_read(docs_dir: Path, variant: str, case: str, *, path: str) -> str:
+def of_read(docs_dir: Path, variant: str, case: str = "gpu-1", *, path: str) -> str:
     """A kernel's GB/s as a share of its case's fastest read-only kernel."""
     return cell(docs_dir, path, "{gbs:/{top[gbs]}:pct}", f"case={case} phase=kernel variant={variant}",
                 join=READ)
