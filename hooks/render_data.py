@@ -1,9 +1,11 @@
 """MkDocs hook: render tables, charts and figures from files under docs/data/ at build time.
 
-A page asks for a block with `<!-- render NAME key=value ... -->` on a line of its own (outside
-code fences) and for one figure inside a sentence with `{{ NAME key=value }}`; the `renderers`
-package (hooks/renderers/, installed with the project) registers the names. An unknown name, a
-missing data file or a renderer error fails the build: no page shows a stale or typed figure.
+A page binds its data files once in its front matter (`data: x.json`) and asks for a block with
+`<!-- render NAME ... -->` on a line of its own (outside code fences) and for one figure inside a
+sentence with `{{ NAME ... }}` (syntax: renderers/page.py); the `renderers` package
+(hooks/renderers/, installed with the project) registers the names. An unknown name, argument,
+field or row, a missing data file or a renderer error fails the build: no page shows a stale,
+empty or typed figure.
 """
 
 from __future__ import annotations
@@ -31,9 +33,12 @@ def on_files(files, config):
 def on_page_markdown(markdown, page, config, files):
     docs_dir = Path(config["docs_dir"])
     try:
-        return (render_markdown(markdown, docs_dir, page.file.src_uri)
-                + provenance(markdown, docs_dir, page.file.src_uri))
-    except (RenderError, ValueError, OSError) as exc:
+        data = page.meta.get("data")
+        return (render_markdown(markdown, docs_dir, page.file.src_uri, data)
+                + provenance(markdown, docs_dir, page.file.src_uri, data))
+    except RenderError as exc:  # names the page and the placeholder already
+        raise PluginError(str(exc)) from exc
+    except (ValueError, OSError) as exc:
         raise PluginError(f"{page.file.src_uri}: {exc}") from exc
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from helpers import ROOT
-from renderers.page import render_markdown
+from renderers.page import render_page
 
 PAGE = ROOT / "docs" / "setup" / "gpus-on-aws.md"
 
 
 def test_page_renders_every_directive():
-    out = render_markdown(PAGE.read_text(), ROOT / "docs", "setup/gpus-on-aws.md")
+    out = render_page(PAGE.read_text(), ROOT / "docs", "setup/gpus-on-aws.md")
     assert "<!-- render" not in out
     assert '=== "Training (' in out and '=== "Retired (' in out
     assert "| `p5.48xlarge` | 98.32 (2025-04-28) | 55.04 (2025-06-23) | -44.0% |" in out

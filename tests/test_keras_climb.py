@@ -199,17 +199,17 @@ def test_climb_table_comes_from_the_results_file(renderers):
     second = next(line for line in lines if line.startswith("| 2 |"))
     assert f"**{rate['climb-xla']:,.0f}**" in second
     assert second.endswith(f"| {rate['climb-xla'] / rate['climb-default']:.2f}× |")
-    fact = renderers.get_value("keras.climb")
+    value = renderers.get_value
     assert renderers.get_value("cell")(docs, FIRST, "{per_s[images]:,.0f}",
                                        "variant=climb-batch4096") \
         == f"{rate['climb-batch4096']:,.0f}"  # as the page asks for a rate
     ratio = rate["climb-batch4096"] / rate["torch-compile"]
-    assert fact(docs, path=FIRST, variant="climb-batch4096", over="torch-compile") == f"{ratio:.1f}×"
+    assert value("keras.over")(docs, "climb-batch4096", "torch-compile", path=FIRST) == f"{ratio:.1f}×"
     spread = {m["variant"]: max(r) / min(r) for m in doc["measurements"]
               for r in [m["extra"]["rounds_images_per_s"]]}
     widest = max(spread, key=spread.get)
-    assert fact(docs, path=FIRST, fact="widest").startswith(f"{spread[widest]:.2f} (“")
-    assert fact(docs, path=FIRST, fact="within15") == \
+    assert value("keras.rounds")(docs, "widest", path=FIRST).startswith(f"{spread[widest]:.2f} (“")
+    assert value("keras.rounds")(docs, "within15", path=FIRST) == \
         f"{sum(v <= 1.15 for v in spread.values())} of {len(spread)} rows within 1.15"
 
 

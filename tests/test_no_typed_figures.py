@@ -169,11 +169,11 @@ def page_html(page: Path) -> str:
     from mkdocs.utils.meta import get_data
     from renderers.page import provenance, render_markdown
 
-    text, _ = get_data(page.read_text())
-    name = page.relative_to(DOCS).as_posix()
+    text, meta = get_data(page.read_text())
+    name, data = page.relative_to(DOCS).as_posix(), meta.get("data")
     uri = name.removesuffix(".md").removesuffix("index") + ("/" if name != "index.md" else "")
     with blocks_left_empty():
-        return markdown_html(render_markdown(text, DOCS, name) + provenance(text, DOCS, uri))
+        return markdown_html(render_markdown(text, DOCS, name, data) + provenance(text, DOCS, uri, data))
 
 
 @contextlib.contextmanager
@@ -183,7 +183,7 @@ def blocks_left_empty():
     import renderers.page as page
 
     real = page.get
-    page.get = lambda name: (real(name), lambda docs_dir, **args: "")[1]
+    page.get = lambda name: functools.wraps(real(name))(lambda *args, **kwargs: "")  # its signature kept
     try:
         yield
     finally:

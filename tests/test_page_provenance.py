@@ -10,14 +10,15 @@ import pytest
 
 from helpers import ROOT
 from bench import system
-from renderers.page import provenance, shown_files
+from mkdocs.utils.meta import get_data
+from renderers.page import provenance, rendered_files, shown_files
 
 DOCS = ROOT / "docs"
 
 
 def test_a_page_names_the_run_behind_its_figures_and_offers_its_files():
-    page = (DOCS / "kernels" / "saxpy.md").read_text()
-    out = provenance(page, DOCS, "kernels/saxpy.md")
+    page, meta = get_data((DOCS / "kernels" / "saxpy.md").read_text())
+    out = provenance(page, DOCS, "kernels/saxpy.md", meta.get("data"))
     doc = json.loads((DOCS / "data" / "saxpy-h200.json").read_text())
     gpu, date, commit = doc["system"]["gpus"][0]["name"], doc["system"]["date"][:10], doc["code"]["commit"][:7]
     assert f"`data/saxpy-h200.json`: {gpu}, {date}, commit `{commit}`" in out
@@ -35,17 +36,15 @@ def test_a_dirty_tree_is_said_and_a_page_without_figures_or_files_gets_nothing(t
 
 
 def test_every_page_with_a_results_file_or_a_snippet_gets_a_closing_line():
-    import re
-
-    def measured(text: str) -> bool:
+    def measured(text: str, data) -> bool:
         return any('"gpu-survival-toolkit/results/' in (DOCS / rel).read_text()[:200]
-                   for rel in re.findall(r"\bpath=(data/[\w.-]+\.json)\b", text))
+                   for rel in rendered_files(text, data))
 
     for page in sorted(DOCS.rglob("*.md")):
-        text = page.read_text()
-        if measured(text) or shown_files(text):
+        text, meta = get_data(page.read_text())
+        if measured(text, meta.get("data")) or shown_files(text):
             uri = str(page.relative_to(DOCS))
-            assert "page-provenance" in provenance(text, DOCS, uri), uri
+            assert "page-provenance" in provenance(text, DOCS, uri, meta.get("data")), uri
 
 
 def test_a_planted_change_to_a_source_a_run_executed_is_found(tmp_path):

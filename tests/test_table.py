@@ -42,7 +42,7 @@ def test_a_fact_table_needs_a_source_and_a_date_on_every_row(docs):
     with pytest.raises(ValueError, match="row 2: no source, or an as-of date"):
         renderers.get("table")(docs, path="data/x.csv", cols="k={key}")
     (docs / "data" / "x.csv").write_text(CSV)
-    with pytest.raises(ValueError, match="no row where"):
+    with pytest.raises(ValueError, match="no row has key=zz"):  # a misspelt row is not dropped
         renderers.get("table")(docs, path="data/x.csv", where="key=zz", cols="k={key}")
 
 
@@ -51,7 +51,14 @@ def test_formats_and_one_cell():
     assert cells.format("{a:time} {b:time} {c:ms} {d:pct} {e:sig} {f:ratio}", a=2.5, b=3.2e-4,
                         c=0.0123, d=0.9187, e=1.23e12, f=412.6) == \
         "2.5 s 320 µs 12.3 91.9&nbsp;% 1.23e12 413"
-    assert cells.format("{x:≥ ?}|{y:≥ ?}|{z[k]}", x="5", y="N/A", z={}) == "≥ 5||"
+    assert cells.format("{x:≥ ?}|{y:≥ ?}", x="5", y="N/A") == "≥ 5|"
+
+
+def test_a_field_no_row_has_raises_and_one_another_row_has_is_empty():
+    rows = [{"z": {}}, {"z": {"k": 1}}]
+    assert renderers.table.Cells(rows).format("{z[k]}", **rows[0]) == ""
+    with pytest.raises(KeyError, match=r"no field \{z\[kk\]\}"):
+        renderers.table.Cells(rows).format("{z[kk]}", **rows[1])
 
 
 def test_joins_divisions_and_one_row_files(docs):

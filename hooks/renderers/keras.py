@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import load_json, markdown_table, renderer, svg_figure, value
 from .run_details import label, load, of_group
+from .table import cell
 
 
 @renderer("keras_history")
@@ -125,22 +126,46 @@ def keras_step_time(docs_dir: Path, path: str, variants: str) -> str:
                           rows, "lrrrrrrl") + "\n"
 
 
-@value("keras.climb")
-def climb_fact(docs_dir: Path, path: str, variant: str = "", fact: str = "", over: str = "") -> str:
-    """busy (GPU-busy share), spread (rounds' highest/lowest) of a variant; over=VARIANT: how many
-    times its images/s; no variant: fact=widest (largest spread, its label), within15, or
-    set_aside (how many rounds the steal rule set aside and ran again)."""
+# The climb's figures for sentences: {{ keras.NAME variant ... }}.
+@value("keras.busy")
+def busy(docs_dir: Path, variant: str, *, path: str) -> str:
+    """The GPU-busy share of a row's step."""
+    return f"{_busy(_row(docs_dir, path, variant)):.0%}"
+
+
+@value("keras.spread")
+def spread(docs_dir: Path, variant: str, *, path: str) -> str:
+    """A row's counted rounds' highest images/s over their lowest."""
+    return f"{_spread(_row(docs_dir, path, variant)):.2f}"
+
+
+@value("keras.rate")
+def images_per_s(docs_dir: Path, variant: str, *, path: str) -> str:
+    return cell(docs_dir, path, "{per_s[images]:,.0f}", f"variant={variant}")
+
+
+@value("keras.over")
+def over(docs_dir: Path, variant: str, other: str, *, path: str) -> str:
+    """How many times the images/s of `other` a row's is."""
+    ratio = _row(docs_dir, path, other)["median_s"] / _row(docs_dir, path, variant)["median_s"]
+    return f"{ratio:,.1f}×" if ratio < 10 else f"{ratio:,.0f}×"
+
+
+@value("keras.rounds")
+def rounds(docs_dir: Path, fact: str, *, path: str) -> str:
+    """Of all rows: widest (the largest spread, and its label), within15 (how many rows within
+    1.15), set_aside (how many rounds the steal rule set aside and ran again)."""
     doc, found = _climb(docs_dir, path)
     if fact == "set_aside":
         n = sum(not r["counted"] for m in found.values() for r in m["extra"]["rounds"])
         return {0: "no round", 1: "one round"}.get(n, f"{n} rounds")
     spread = {k: _spread(m) for k, m in found.items()}
-    if fact in ("widest", "within15"):
-        key = max(spread, key=spread.get)
-        return (f"{spread[key]:.2f} (“{label(doc, key)}”)" if fact == "widest"
-                else f"{sum(v <= 1.15 for v in spread.values())} of {len(spread)} rows within 1.15")
-    m = found[variant]
-    if over:
-        ratio = found[over]["median_s"] / m["median_s"]
-        return f"{ratio:,.1f}×" if ratio < 10 else f"{ratio:,.0f}×"
-    return {"busy": lambda: f"{_busy(m):.0%}", "spread": lambda: f"{spread[variant]:.2f}"}[fact]()
+    key = max(spread, key=spread.get)
+    return {"widest": lambda: f"{spread[key]:.2f} (“{label(doc, key)}”)",
+            "within15": lambda: f"{sum(v <= 1.15 for v in spread.values())} of {len(spread)} rows within 1.15"}[fact]()
+
+
+def _row(docs_dir: Path, path: str, variant: str) -> dict:
+    if (m := _climb(docs_dir, path)[1].get(variant)) is None:
+        raise ValueError(f"{path} has no end-to-end row {variant!r}")
+    return m

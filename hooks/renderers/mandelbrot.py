@@ -1,5 +1,5 @@
 """Mandelbrot page: the summary, chart, compile and ceiling tables from a results file written
-by bench/run.py, and the figures its sentences name (`{{ mandelbrot.NAME path=... }}`). Labels
+by bench/run.py, and the figures its sentences name (`{{ mandelbrot.NAME ... }}`). Labels
 come from the file; the per-case tables are `table` directives."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import load_json, markdown_table, renderer, svg_figure, value
 from .run_details import load
-from .table import SPECS, cell, pick
+from .table import SPECS, cell, pick, table
 
 BAR_PIXEL_ITERATIONS = 1.5e12  # the bar for the tuned float64 kernel on the large case (issue 15)
 BAR_VARIANT = "cuda_f64_fast"
@@ -51,6 +51,13 @@ def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
     return svg_figure(fig, alt=f"{alt} {size}: {each}")
 
 
+@renderer("mandelbrot_case")
+def case_table(docs_dir: Path, case: str, *, path: str) -> str:
+    """Every timing of a case, CPU then GPU, slowest first (the table each case's section shows)."""
+    return table(docs_dir, path, where=f"case={case}", sort="device -phase -s", align="lrrrrr",
+                 cols="Variant={label}, {what};Median time={s:time};Spread={spread:.2f};Pixel-iterations per second={per_s[pixel_iterations]:sig};Speed-up over best CPU={over_cpu:ratio};Pixels differing={error[value]:.2%}")
+
+
 def spec_row(docs_dir: Path, specs: str, doc: dict) -> dict | None:
     gpus = doc["system"].get("gpus") or []
     return next((row for row in load_json(docs_dir, specs)["rows"]
@@ -84,22 +91,55 @@ def fp64_ceiling(docs_dir: Path, path: str, specs: str, loops: str) -> str:
         out, "lrlrrrrrr") + "\n"
 
 
-# --- One figure each, for the page's sentences (the rest are `cell`s of the results file) -----
+# --- One figure each, for the page's sentences: {{ mandelbrot.NAME ... }} ----------------------
+SIZE = "{width} x {height} pixels, {iterations} iterations"
+
+
+@value("mandelbrot.size")
+def size(docs_dir: Path, case: str, *, path: str) -> str:
+    return cell(docs_dir, path, SIZE, f"case={case}")
+
+
+@value("mandelbrot.best_cpu")
+def best_cpu(docs_dir: Path, case: str, *, path: str) -> str:
+    """The label of the case's fastest CPU kernel."""
+    return cell(docs_dir, path, "{label}", f"case={case} phase=kernel device=cpu", "s")
+
+
+@value("mandelbrot.time")
+def time(docs_dir: Path, variant: str, case: str, *, path: str) -> str:
+    return cell(docs_dir, path, "{s:time}", f"case={case} phase=kernel variant={variant}")
+
+
+@value("mandelbrot.rate")
+def rate(docs_dir: Path, variant: str, case: str, *, path: str) -> str:
+    """Pixel-iterations per second of a kernel."""
+    return cell(docs_dir, path, "{per_s[pixel_iterations]:sig}",
+                f"case={case} phase=kernel variant={variant}")
+
+
+@value("mandelbrot.over_python")
+def over_python(docs_dir: Path, variant: str, case: str, *, path: str) -> str:
+    """How many times faster than pure Python a kernel is."""
+    return cell(docs_dir, path, "{base[s]:/{s}:ratio}", f"case={case} phase=kernel variant={variant}",
+                join="base=case={case} phase={phase} variant=python")
+
+
 @value("mandelbrot.bar")
 def bar(docs_dir: Path) -> str:
     return fmt_rate(BAR_PIXEL_ITERATIONS)
 
 
 @value("mandelbrot.of_bar")
-def of_bar(docs_dir: Path, path: str) -> str:
+def of_bar(docs_dir: Path, *, path: str) -> str:
     """The tuned kernel's throughput on the large case, as a share of the bar."""
     m = pick(docs_dir, path, f"case=large variant={BAR_VARIANT} phase=kernel")[0][0]
     return f"{m['per_s']['pixel_iterations'] / BAR_PIXEL_ITERATIONS:.0%}"
 
 
 @value("mandelbrot.spec")
-def spec(docs_dir: Path, path: str, specs: str, field: str) -> str:
-    """A datasheet figure (`field=fp64_tflops`, `gpu`, ...) of the GPU that measured `path`."""
+def spec(docs_dir: Path, field: str, *, path: str, specs: str) -> str:
+    """A datasheet figure (`fp64_tflops`, `gpu`, ...) of the GPU that measured `path`."""
     row = spec_row(docs_dir, specs, load(docs_dir, path))
     if row is None:
         raise ValueError(f"{specs} has no row for the GPU of {path}")
@@ -111,12 +151,12 @@ GPU_TIMINGS = "device=gpu phase=kernel,end_to_end"
 
 
 @value("mandelbrot.spread_count")
-def spread_count(docs_dir: Path, path: str, above: str) -> str:
+def spread_count(docs_dir: Path, above: str, *, path: str) -> str:
     """How many GPU timings have a spread of `above` or more, "N of M"."""
     timed = pick(docs_dir, path, GPU_TIMINGS)[0]
     return f"{sum(m['spread'] >= float(above) for m in timed)} of {len(timed)}"
 
 
 @value("mandelbrot.widest_spread")
-def widest_spread(docs_dir: Path, path: str) -> str:
+def widest_spread(docs_dir: Path, *, path: str) -> str:
     return cell(docs_dir, path, "{spread:.2f} ({case}, {label}, {what})", GPU_TIMINGS, "-spread")

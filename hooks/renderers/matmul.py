@@ -7,6 +7,7 @@ from pathlib import Path
 
 from . import load_json, markdown_table, read_csv, renderer, svg_figure, value
 from .run_details import label, load
+from .table import pick
 
 # The yardstick of each variant: cuBLAS in the same process and precision (the CUDA C binary's
 # own calls, cublas_<precision>; for Numba and Triton, cuBLAS through PyTorch just before them).
@@ -46,30 +47,75 @@ def rate(ix: dict, variant: str, case: str, of: str = "fp32") -> tuple | None:
     return m["flops"] / m["median_s"] / 1e12, ref["median_s"] / m["median_s"], m["median_s"]
 
 
-@value("matmul.rate")
-def rate_value(docs_dir: Path, path: str, variant: str, show: str = "tflops", of: str = "fp32",
-               digits: str = "1", size: str = "4096") -> str:
-    """A variant's rate in case `size` (4096, odd, ...) against cuBLAS in precision `of`: TFLOP/s
-    (show=tflops), % of cuBLAS (pct), a multiple of it (times), microseconds a call (us)."""
+def rate_of(docs_dir: Path, path: str, variant: str, of: str, size: str) -> tuple:
     if (r := rate(index(load(docs_dir, path)), variant, size, of)) is None:
         raise ValueError(f"no {variant} in case {size} of {path} (with its cuBLAS run)")
-    return {"tflops": f"{r[0]:.{digits}f}", "pct": f"{100 * r[1]:.{digits}f} %",
-            "times": f"{r[1]:.{digits}f}×", "us": f"{1e6 * r[2]:.{digits}f}"}[show]
+    return r
+
+
+# A variant's rate in case `size` (4096, 1024, odd, ...) against cuBLAS in precision `of`, as
+# {{ matmul.NAME variant [of] [size] }}: TFLOP/s, % of cuBLAS, a multiple of it, µs a call.
+@value("matmul.tflops")
+def tflops_value(docs_dir: Path, variant: str, of: str = "fp32", size: str = "4096", *, path: str,
+                 digits: str = "1") -> str:
+    return f"{rate_of(docs_dir, path, variant, of, size)[0]:.{digits}f}"
+
+
+@value("matmul.share")
+def share_value(docs_dir: Path, variant: str, of: str = "fp32", size: str = "4096", *, path: str,
+                digits: str = "1") -> str:
+    return f"{100 * rate_of(docs_dir, path, variant, of, size)[1]:.{digits}f} %"
+
+
+@value("matmul.times")
+def times_value(docs_dir: Path, variant: str, of: str = "fp32", size: str = "4096", *, path: str,
+                digits: str = "1") -> str:
+    return f"{rate_of(docs_dir, path, variant, of, size)[1]:.{digits}f}×"
+
+
+@value("matmul.us")
+def us_value(docs_dir: Path, variant: str, of: str = "fp32", size: str = "4096", *, path: str,
+             digits: str = "1") -> str:
+    return f"{1e6 * rate_of(docs_dir, path, variant, of, size)[2]:.{digits}f}"
+
+
+def bounded(found: list[float], bound: str) -> float:
+    return {"min": min, "max": max}[bound](found)  # a bound other than min or max raises
 
 
 @value("matmul.span")
-def span_value(docs_dir: Path, path: str, variant: str, of: str = "fp32", bound: str = "min",
+def span_value(docs_dir: Path, variant: str, bound: str, *, path: str, of: str = "fp32",
                digits: str = "0") -> str:
-    """The lowest (bound=min) or highest (max) share of cuBLAS of a variant over every case."""
+    """`{{ matmul.span variant min|max }}`: its lowest or highest share of cuBLAS over every case."""
     ix = index(load(docs_dir, path))
     if not (found := [r[1] for (v, c) in ix if v == variant and (r := rate(ix, v, c, of))]):
         raise ValueError(f"{path} has no {variant} with its cuBLAS run")
-    return f"{100 * (min if bound == 'min' else max)(found):.{digits}f} %"
+    return f"{100 * bounded(found, bound):.{digits}f} %"
+
+
+# Nsight Compute figures of a kernel, {{ matmul.ncu kernel NAME }}: (metric, divisor, format).
+NCU = {"requests": ("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 1e6, ",.0f"),
+       "dram_mb": ("dram__bytes_read.sum", 1e6, ",.0f"),
+       "sectors": ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 1e9, ",.1f"),
+       "sm_pct": ("sm__throughput.avg.pct_of_peak_sustained_elapsed", 1, ",.0f")}
+
+
+@value("matmul.ncu")
+def ncu_value(docs_dir: Path, kernel: str, figure: str, *, ncu: str) -> str:
+    """A kernel's figure of NCU, or `per_request`: global-load sectors per request."""
+    metrics = pick(docs_dir, ncu, f"kernel={kernel}")[0][0]["metrics"]
+    if figure == "per_request":
+        return f"{metrics[NCU['sectors'][0]] / metrics[NCU['requests'][0]]:,.1f}"
+    metric, by, spec = NCU[figure]
+    return format(metrics[metric] / by, spec)
 
 
 @value("matmul.intensity")
 def intensity_value(docs_dir: Path, kernel: str, memory: str = "global") -> str:
     """FLOP per byte loaded from global memory (memory=global) or read from shared (shared)."""
+    if kernel not in {"naive", "coalesced", *TILES} or memory not in ("global", "shared"):
+        raise ValueError(f"no kernel {kernel!r} of memory {memory!r}; kernels: naive, coalesced, "
+                         f"{', '.join(TILES)}")
     bm, bn, tm, tn = TILES.get(kernel, (1, 1, 0, 0))
     return f"{bm * bn / (bm + bn) / 2:g}" if memory == "global" else \
         f"{tm * tn / (tm + tn) / 2:.2g}"
@@ -138,12 +184,12 @@ def error_ratios(doc: dict) -> dict:
             if (fp32 := ix.get(("cublas_fp32", c))) and fp32["error"]["value"]}
 
 
-@value("matmul.error_ratio")
-def error_ratio(docs_dir: Path, path: str, variant: str, bound: str) -> str:
-    """The smallest (bound=min) or largest (max) error of a variant over FP32's, all sizes."""
+@value("matmul.error")
+def error_ratio(docs_dir: Path, variant: str, bound: str, *, path: str) -> str:
+    """`{{ matmul.error variant min|max }}`: its error over FP32's, smallest or largest of all sizes."""
     if not (rs := [r for (v, _), r in error_ratios(load(docs_dir, path)).items() if v == variant]):
         raise ValueError(f"{path} has no {variant} with a cuBLAS FP32 run beside it")
-    return f"{(min if bound == 'min' else max)(rs):,.0f}"
+    return f"{bounded(rs, bound):,.0f}"
 
 
 @renderer("matmul_numba_tiles")

@@ -1,7 +1,16 @@
-"""Render a page's Markdown: each `<!-- render NAME k=v -->` block and `{{ name k=v }}` figure.
+"""Render a page's Markdown: each `<!-- render NAME ... -->` block and `{{ name ... }}` figure.
 
 The MkDocs hook (hooks/render_data.py) calls `render_markdown` for every page; tests call it
-on a page's source without a build. Any failure raises RenderError naming the page.
+on a page's source without a build (`render_page` splits the front matter first). Any failure
+raises RenderError, one line naming the page and the placeholder.
+
+A page binds its data files once, in its front matter: `data: matmul-h200.json` (under
+docs/data/), or several by name, `data: {m: matmul-h200.json, tune: matmul-tune-h200.json}`,
+the first being the page's default. A renderer's file argument (FILE_ARGS) takes a bound name
+(`path=tune`) or a path under docs/ (a value with a `/`); left out, it is the file bound under
+its own name (`specs: ...`), and `path` the page's default.
+Arguments are `key=value` or, in the order the function names them, bare words:
+`{{ matmul.share cuda_c/warptile }}`. An unknown name, argument, field or row raises.
 
 What the render step produced carries a `data-rendered="NAME"` attribute in the HTML: a block in
 a `<div>`, a figure in a `<span>` (the whole code span when it sits in one; none inside a tag's
@@ -11,6 +20,7 @@ tests/test_no_typed_figures.py accepts a number inside one as rendered, not type
 
 from __future__ import annotations
 
+import inspect
 import re
 import shlex
 import textwrap
@@ -24,43 +34,87 @@ class RenderError(Exception):
 
 
 DIRECTIVE = re.compile(r"^<!--\s*render\s+(?P<name>[\w.-]+)(?P<args>.*?)-->\s*$")
-VALUE = re.compile(r"\{\{\s*(?P<name>[\w.-]+)(?P<args>(?:\s+[\w-]+=(?:\"[^\"]*\"|[^\s}]+))*)\s*\}\}")
+VALUE = re.compile(r"\{\{\s*(?P<name>[\w.-]+)(?P<args>(?:\s+(?:[\w-]+=)?(?:\"[^\"]*\"|[^\s}]+))*)\s*\}\}")
 FENCE = re.compile(r"^\s*(```|~~~)")
 # md_in_html keeps a top-level block inside it Markdown; nested in an admonition or a tab the
 # block is Markdown already, and the attribute would stay in the HTML.
 MARK = '<div data-rendered="{}"{}>'
 CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
+FILE_ARGS = ("path", "confirm", "specs", "loops", "ncu", "stalls")  # arguments that name a file
 
 
-def parse_args(text: str) -> dict[str, str]:
+def bindings(data: str | dict | None) -> dict[str, str]:
+    """A page's front-matter `data:` as {name: path under docs/}; a lone file's name is ""."""
+    if data is None:
+        return {}
+    named = {"": data} if isinstance(data, str) else data
+    if not isinstance(named, dict) or not all(isinstance(v, str) for v in named.values()):
+        raise RenderError(f"front matter data: {data!r} is neither a file nor {{name: file}}")
+    return {k: f"data/{v}" for k, v in named.items()}
+
+
+def parse_args(text: str) -> tuple[list[str], dict[str, str]]:
+    """Bare words (in order) and key=value pairs of a placeholder."""
     tokens = shlex.split(text)
-    if bad := [t for t in tokens if "=" not in t]:
-        raise ValueError(f"argument {bad[0]!r} is not key=value")
-    return dict(t.split("=", 1) for t in tokens)
+    return ([t for t in tokens if "=" not in t],
+            dict(t.split("=", 1) for t in tokens if "=" in t))
 
 
-def render_markdown(markdown: str, docs_dir: Path, page_name: str) -> str:
+def call(func, docs_dir: Path, args: str, bound: dict[str, str]) -> str:
+    """`func` called with a placeholder's arguments, its file arguments resolved (module doc)."""
+    words, kwargs = parse_args(args)
+    for key in FILE_ARGS:
+        if key in kwargs and "/" not in kwargs[key]:
+            if kwargs[key] not in bound:
+                raise ValueError(f"{key}={kwargs[key]}: the page binds no data file of that "
+                                 f"name (front matter data: {sorted(bound) or 'none'})")
+            kwargs[key] = bound[kwargs[key]]
+    names = list(inspect.signature(func).parameters)
+    for key in (k for k in FILE_ARGS if k in names and k not in kwargs and names.index(k) > len(words)):
+        if key in bound or (key == "path" and bound):  # the file bound by its name, or the default
+            kwargs[key] = bound.get(key, next(iter(bound.values())))
+    return func(docs_dir, *words, **kwargs)
+
+
+def failed(page_name: str, placeholder: str, exc: Exception) -> RenderError:
+    """One line: the page, the placeholder as written, what went wrong."""
+    what = " ".join(str(exc).split()) or type(exc).__name__
+    return RenderError(f"{page_name}: {' '.join(placeholder.split())}: {type(exc).__name__}: {what}")
+
+
+def render_page(source: str, docs_dir: Path, page_name: str) -> str:
+    """A page's source (front matter and Markdown) rendered, outside MkDocs."""
+    from mkdocs.utils.meta import get_data
+
+    markdown, meta = get_data(source)
+    return render_markdown(markdown, docs_dir, page_name, meta.get("data"))
+
+
+def render_markdown(markdown: str, docs_dir: Path, page_name: str,
+                    data: str | dict | None = None) -> str:
+    """`data`: the page's front-matter binding (see the module's docstring)."""
+    bound = bindings(data)
     out, in_fence = [], False
     for line in markdown.splitlines():
         if FENCE.match(line):
             in_fence = not in_fence
         match = None if in_fence else DIRECTIVE.match(line.strip())
         if not match:
-            out.append(line if in_fence else render_values(line, docs_dir, page_name))
+            out.append(line if in_fence else render_values(line, docs_dir, page_name, bound))
             continue
         name = match["name"]
         try:
-            rendered = get(name)(docs_dir, **parse_args(match["args"]))
+            rendered = call(get(name), docs_dir, match["args"], bound)
             # A directive indented inside an admonition or a tab renders indented the same.
             indent = line[:len(line) - len(line.lstrip())]
             mark = MARK.format(name, "" if indent else " markdown")
             out.append(textwrap.indent(f"{mark}\n\n{rendered}\n\n</div>", indent))
         except Exception as exc:  # any failure must stop the build, with the page named
-            raise RenderError(f"{page_name}: render {name}: {exc}") from exc
+            raise failed(page_name, line.strip(), exc) from exc
     return "\n".join(out) + "\n"
 
 
-def render_values(line: str, docs_dir: Path, page_name: str) -> str:
+def render_values(line: str, docs_dir: Path, page_name: str, bound: dict[str, str]) -> str:
     """Replace each {{ name key=value }} placeholder of a line by the one figure it names,
     marked as rendered (see the module's docstring)."""
     def span(match: re.Match) -> str:  # a code span holding placeholders: mark it whole
@@ -76,17 +130,19 @@ def render_values(line: str, docs_dir: Path, page_name: str) -> str:
 
     def one(match: re.Match) -> str:
         try:
-            text = get_value(match["name"])(docs_dir, **parse_args(match["args"]))
+            text = call(get_value(match["name"]), docs_dir, match["args"], bound)
+            if not isinstance(text, str) or "\n" in text or not text.strip():
+                raise ValueError(f"rendered {text!r}, not one line of text")
         except Exception as exc:  # any failure must stop the build, with the page named
-            raise RenderError(f"{page_name}: {{{{ {match['name']} }}}}: {exc}") from exc
-        if not isinstance(text, str) or "\n" in text:
-            raise RenderError(f"{page_name}: {{{{ {match['name']} }}}} must render one line")
+            raise failed(page_name, match[0], exc) from exc
         return text
     line = CODE_SPAN.sub(span, line)
-    return VALUE.sub(marked, line)
+    line = VALUE.sub(marked, line)
+    if "{{" in line:  # a placeholder the pattern could not read is no less a mistake
+        raise failed(page_name, line[line.index("{{"):][:80], ValueError("not a placeholder"))
+    return line
 
 
-RESULTS_ARG = re.compile(r"\bpath=(data/[\w.-]+\.json)\b")
 INCLUDE = re.compile(r'--8<--\s+"(?P<path>snippets/[^":"]+)')
 
 
@@ -95,7 +151,23 @@ def shown_files(markdown: str) -> list[str]:
     return list(dict.fromkeys(m["path"] for m in INCLUDE.finditer(markdown)))
 
 
-def provenance(markdown: str, docs_dir: Path, page_uri: str) -> str:
+def rendered_files(markdown: str, data: str | dict | None = None) -> list[str]:
+    """The files a page's placeholders render as `path` (named or bound), in page order."""
+    bound, found, in_fence = bindings(data), [], False
+    for line in markdown.splitlines():
+        in_fence ^= bool(FENCE.match(line))
+        directive = None if in_fence else DIRECTIVE.match(line.strip())
+        for lookup, m in ([(get, directive)] if directive else
+                          [] if in_fence else [(get_value, v) for v in VALUE.finditer(line)]):
+            words, kwargs = parse_args(m["args"])
+            names = list(inspect.signature(lookup(m["name"])).parameters)
+            path = kwargs.get("path") or (bound and "path" in names and names.index("path") > len(words)
+                                          and next(iter(bound.values())))
+            found.append(bound.get(path, path) if path else None)
+    return [f for f in dict.fromkeys(found) if f and f.endswith(".json")]
+
+
+def provenance(markdown: str, docs_dir: Path, page_uri: str, data: str | dict | None = None) -> str:
     """What closes every page that shows measurements or code: for each results file the page
     renders, the GPU (or CPU), date and commit it was measured with; and each shown file as a
     download served with the site (see the hook's on_files)."""
@@ -103,7 +175,7 @@ def provenance(markdown: str, docs_dir: Path, page_uri: str) -> str:
     from bench.system import changed_sources  # the check of what the run executed
 
     runs = []
-    for rel in dict.fromkeys(RESULTS_ARG.findall(markdown)):
+    for rel in rendered_files(markdown, data):
         if '"gpu-survival-toolkit/results/' not in (docs_dir / rel).read_text()[:200]:
             continue  # a fact table or another tool's report, not a benchmark run
         doc = results.read_results(docs_dir / rel)

@@ -1,11 +1,12 @@
 """Reduction results (run.py reduction): each sum against the fastest read-only kernel of its
-case (group "read"), the softmax against the fastest copy (group "copy"). The FP8 table and the
-figures of sentences are `table` and `cell` directives."""
+case (group "read"), the softmax against the fastest copy (group "copy"), and the share of it a
+sentence names (`{{ reduction.of_read VARIANT [CASE] }}`)."""
 
 from pathlib import Path
 
-from . import markdown_table, read_csv, renderer, svg_figure
+from . import markdown_table, read_csv, renderer, svg_figure, value
 from .run_details import gbs, kernel_rows, label, load, of_group
+from .table import cell
 
 LAST = {"library": "6", "softmax": "6", "read": "7", "copy": "7"}  # after the steps
 
@@ -64,3 +65,20 @@ def reduction_chart(docs_dir: Path, path: str, alt: str, case: str = "gpu-1") ->
            xticks=sorted({int(doc["variants"][m["variant"]]["step"]) for m in steps}))
     ax.grid(True, axis="y"), ax.legend(loc="lower right")
     return svg_figure(fig, alt=alt) + "\n"
+
+
+READ = "top=case={case} phase=kernel group=read"  # a row's case's fastest read-only kernel
+
+
+@value("reduction.read")
+def read(docs_dir: Path, field: str, case: str = "gpu-1", *, path: str) -> str:
+    """`{{ reduction.read label|gbs [CASE] }}`: the case's fastest read-only kernel, its name or GB/s."""
+    show = {"label": "{top[label]}", "gbs": "{top[gbs]:,.0f}"}[field]
+    return cell(docs_dir, path, show, f"case={case} phase=kernel", join=READ)
+
+
+@value("reduction.of_read")
+def of_read(docs_dir: Path, variant: str, case: str = "gpu-1", *, path: str) -> str:
+    """A kernel's GB/s as a share of its case's fastest read-only kernel."""
+    return cell(docs_dir, path, "{gbs:/{top[gbs]}:pct}", f"case={case} phase=kernel variant={variant}",
+                join=READ)

@@ -3,8 +3,8 @@
 - `roofline path= alt= [kernels="a.json b.json"]`: the chart (bench.roofline) from the ceilings
   of one `run.py machine` file, with the kernels of it and of the other files plotted on it;
   `roofline_points` (same arguments but alt): every point of the chart, in a table.
-- `machine_table path=`: every figure of that run; `{{ machine.ridges path= device= }}`;
-  `{{ machine.host path= field= }}`, the machine of any results file.
+- `machine_table path=`: every figure of that run; `{{ machine.ridges DEVICE }}`;
+  `{{ machine.host cpu|cores|gpu }}`, the machine of any results file (`path=` or the page's).
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def machine_table(docs_dir: Path, path: str) -> str:
 
 
 @value("machine.ridges")
-def ridges(docs_dir: Path, path: str, device: str) -> str:
+def ridges(docs_dir: Path, device: str, *, path: str) -> str:
     """Each precision's ridge point (matrix-product rate / memory roof), in FLOP per byte."""
     c = model.ceilings(load(docs_dir, path))[device]
     return ", ".join(f"{prec} {c['peaks'][prec] / c['bandwidth']:.1f}"
@@ -91,15 +91,17 @@ def ridges(docs_dir: Path, path: str, device: str) -> str:
 
 
 @value("machine.device")
-def device(docs_dir: Path, path: str, device: str) -> str:
+def device(docs_dir: Path, device: str, *, path: str) -> str:
     return escape(device_names(load(docs_dir, path))[device])
 
 
 @value("machine.host")
-def host(docs_dir: Path, path: str, field: str) -> str:
+def host(docs_dir: Path, field: str, *, path: str) -> str:
     """The machine that measured `path`: its CPU (`field=cpu`, the model; `field=cores`) or
     `field=gpu`, the GPU's name."""
     s = load(docs_dir, path)["system"]
+    if field not in ("gpu", "cpu", "cores"):
+        raise ValueError(f"no field {field!r}: gpu, cpu or cores")
     if field == "gpu":
         return (s.get("gpus") or [{"name": "no GPU"}])[0]["name"]
     return re.sub(r"\((R|TM)\)", "", str(s.get("host", {}).get(field, "?"))).strip()

@@ -58,13 +58,28 @@ SPECS = {"time": lambda x: "{:.3g} {}".format(*scaled(x, "s")),
 
 
 class Cells(string.Formatter):
-    """Formats a row's template: a missing or empty field (or N/A) is ""."""
+    """Formats a row's template. A field that is empty or N/A in this row is ""; a field that
+    none of `rows` (the rows the template is filled from) has raises KeyError: a misspelt field
+    must not render empty."""
+
+    def __init__(self, rows: list[dict] = ()):
+        self.rows = rows
 
     def get_field(self, name, args, kwargs):
         try:
             return super().get_field(name, args, kwargs)
         except (KeyError, IndexError, TypeError):
-            return "", name
+            if any(self.has(name, row) for row in self.rows):
+                return "", name
+            raise KeyError(f"no field {{{name}}} in the rows; they have: "
+                           f"{', '.join(sorted(kwargs))}") from None
+
+    def has(self, name, row) -> bool:
+        try:
+            super().get_field(name, (), row)
+            return True
+        except (KeyError, IndexError, TypeError):
+            return False
 
     def format_field(self, value, spec):
         if value in ("", None, "N/A"):
@@ -161,8 +176,14 @@ def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = 
         for field in filter(None, map(str.strip, r.get("unconfirmed", "").split(";")) if flag else ()):
             r[field] += flag if r.get(field, "").strip() else ""  # a figure not confirmed at its source
         for name, (others, text) in joins.items():
-            mine = conditions_of(Cells().format(text, **r))
+            mine = conditions_of(Cells().format(text, **r))  # a field the row lacks raises
             r[name] = min((b for b in others if matches(b, mine)), key=lambda b: b.get("s", 0), default={})
+    for field, patterns in conditions:  # a misspelt variant or field must not drop a row unseen
+        if missing := [p for p in patterns.split(",")
+                       if not any(fnmatch.fnmatchcase(str(r.get(field, "")), p) for r in rows)]:
+            raise ValueError(f"{path}: no row has {field}={','.join(missing)}")
+    if names and (unknown := set(pairs(names)) - {str(r.get(conditions[0][0])) for r in rows}):
+        raise ValueError(f"{path}: names= gives words for {', '.join(sorted(unknown))}, which no row has")
     rows = [r for r in rows if matches(r, conditions)]
     if conditions:
         field, order = conditions[0][0], conditions[0][1].split(",")
@@ -178,7 +199,14 @@ def pick(docs_dir: Path, path: str, where: str = "", sort: str = "", key: str = 
 def cell(docs_dir: Path, path: str, show: str, where: str = "", sort: str = "", key: str = "rows",
          join: str = "") -> str:
     """One figure for a sentence: `show` (a template) over the first row `where` and `sort` pick."""
-    return Cells().format(show, **pick(docs_dir, path, where, sort, key, join=join)[0][0])
+    row = pick(docs_dir, path, where, sort, key, join=join)[0][0]
+    return Cells([row]).format(show, **row)
+
+
+@value("field")
+def field(docs_dir: Path, name: str, *, path: str) -> str:
+    """`{{ field NAME }}`: a field of a file that is one row (a JSON object)."""
+    return cell(docs_dir, path, f"{{{name}}}", key=".")
 
 
 @renderer("table")
@@ -187,7 +215,7 @@ def table(docs_dir: Path, path: str, cols: str = "", align: str = "", where: str
           run: str = "", key: str = "rows", names: str = "", join: str = "") -> str:
     rows, doc = pick(docs_dir, path, where, sort, key, mark, flag, names, join)
     columns = [c.split("=", 1) for c in cols.split(";")] if cols else []  # headings may repeat
-    fill = lambda t, r: Cells().format(t, **r).strip() or empty  # noqa: E731
+    fill = lambda t, r: Cells(rows).format(t, **r).strip() or empty  # noqa: E731
     out = markdown_table([h for h, _ in columns], [[fill(t, r) for _, t in columns] for r in rows],
                          align or None) + "\n" if columns else ""
     if notes:
