@@ -491,3 +491,27 @@ def test_run_py_usage_to_a_full_device_or_a_closed_pipe(stdout):
     proc = run_to(stdout, "bench/run.py", "--help")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert ("No space left on device" in proc.stderr) == (stdout == "/dev/full")
+
+
+def file_size_limit(limit: int):
+    """preexec_fn: files the child writes stop at `limit` bytes (`ulimit -f`), as on a full disk."""
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def test_make_dataset_on_a_full_disk_is_an_error_not_ok(tmp_path):
+    proc = run_snippet(MAKE, tmp_path / "data", "--images", "3",
+                       preexec_fn=file_size_limit(2048))  # each JPEG is larger than that
+    assert proc.returncode == 1 and "OK" not in proc.stdout, (proc.stdout, proc.stderr)
+    assert proc.stderr.count("\n") == 1 and "File too large" in proc.stderr, proc.stderr
+
+
+def test_make_dataset_self_check_decodes_every_pixel(tmp_path):
+    make = load_snippet(MAKE)
+    make.write_dataset(tmp_path / "data", images=1, size=32)
+    whole = next((tmp_path / "data").rglob("*.jpg"))
+    assert make.decodes(whole, 32)
+    whole.write_bytes(whole.read_bytes()[:len(whole.read_bytes()) // 2])  # header intact
+    assert Image.open(whole).size  # the header alone still opens
+    assert not make.decodes(whole, 32)
