@@ -62,7 +62,8 @@ def load_rgb(path: Path) -> tuple[np.ndarray, str]:
             if mode.startswith("I"):
                 note = f"16-bit grey ({mode}) scaled to 8 bits"
             return np.asarray(image.convert("RGB")), note  # "P": RGBA first drops alpha
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, SyntaxError,
+            ValueError) as exc:  # a decompression bomb: too many pixels to decode safely
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"{path} is not a readable image ({why})") from None
 # --8<-- [end:rgb]
