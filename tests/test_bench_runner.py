@@ -617,13 +617,18 @@ def test_a_device_as_output_keeps_no_partial_file_beside_it(toy_file):
     assert not os.path.exists("/dev/null.partial.json") and not os.path.exists("/dev/null.lock")
 
 
-def test_progress_lines_that_cannot_be_written_cost_nothing(toy_file, tmp_path):
+@pytest.mark.parametrize("stderr", ["/dev/full", "closed pipe"])  # a full log disk; 2>&1 | head
+def test_progress_lines_that_cannot_be_written_cost_nothing(toy_file, tmp_path, stderr):
     out_file = tmp_path / "r.json"
+    read, write = os.pipe()
+    os.close(read)
     with open("/dev/full", "w") as full:
         proc = subprocess.run([sys.executable, str(toy_file), "--output", str(out_file),
                                "--cases", "small", "--variants", "good", "--compile-runs", "0"],
-                              stdout=subprocess.DEVNULL, stderr=full, timeout=300, cwd=ROOT,
-                              env=cli_env())
+                              stdout=subprocess.DEVNULL,
+                              stderr=full if stderr == "/dev/full" else write, timeout=300,
+                              cwd=ROOT, env=cli_env())
+    os.close(write)
     assert proc.returncode == 0
     results.read_results(out_file, current=True)
 
