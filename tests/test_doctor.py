@@ -789,22 +789,6 @@ def test_replay_of_a_report_of_any_wrong_shape_is_one_line(doc, tmp_path):
             assert err.startswith(f"error: --replay {tmp_path / 'r.json'}: not a doctor report")
 
 
-def test_two_runs_writing_one_report_use_their_own_temporary_files(doc, tmp_path, monkeypatch):
-    target = tmp_path / "report.json"
-    seen = []
-    real_replace = os.replace
-
-    def replace(src, dst):  # the other run's temporary file is there at the same moment
-        seen.append(Path(src).name)
-        if len(seen) == 1:
-            doc.write_atomically(target, "second\n")
-        real_replace(src, dst)
-
-    monkeypatch.setattr(doc.os, "replace", replace)
-    doc.write_atomically(target, "first\n")
-    assert len(set(seen)) == 2 and target.read_text() == "first\n"
-
-
 def test_closed_stdout_is_one_line(tmp_path):
     proc = subprocess.run(["bash", "-c", f"{sys.executable} {SNIPPETS / DOCTOR} --replay "
                            f"{ROOT / 'docs/data/doctor-h200.json'} >&-"],
