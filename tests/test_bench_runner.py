@@ -684,3 +684,13 @@ def test_run_all_exits_non_zero_when_a_topic_fails_after_packing_the_rest(tmp_pa
                              text=True, check=True).stdout.split()
     assert "./good/good.json" in listing and "./bad/log.txt" in listing
     assert "bad: exit 3" in (out / "summary.txt").read_text()
+
+
+def test_closed_stdout_is_one_line_before_any_work(toy_file, tmp_path):
+    out_file = tmp_path / "r.json"
+    proc = subprocess.run(["bash", "-c", f"{sys.executable} {toy_file} --output {out_file} "
+                           "--cases small --variants good --compile-runs 0 >&-"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT, env=cli_env())
+    assert proc.returncode == 1 and proc.stderr == (
+        "error: standard output is closed; give it a file (> FILE) or /dev/null\n"), proc.stderr
+    assert not out_file.exists()

@@ -190,10 +190,15 @@ def partial_path(path: str | os.PathLike) -> Path | None:
 def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None,
              what: str = "interrupted") -> int:
     """Call main(argv); Ctrl-C gives one line on stderr and exit code 130, no traceback; an
-    output that cannot be written (CannotWrite) gives one line and exit code 1.
+    output that cannot be written (CannotWrite), standard output closed included, gives one
+    line and exit code 1.
 
     Ctrl-C raises KeyboardInterrupt inside main (Python's own handler, put back for the call:
     `bench.run` installs an exit-at-once handler while a benchmark's imports load)."""
+    if sys.stdout is None:  # started with standard output closed (>&-): its lines go nowhere
+        print("error: standard output is closed; give it a file (> FILE) or /dev/null",
+              file=sys.stderr)
+        return 1
     before = signal.getsignal(signal.SIGINT)
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)
