@@ -38,7 +38,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from bench.cli import atomic_write, show
     from playwright.sync_api import sync_playwright
-    from tests.site.sitecheck import CHROMIUM_ARGS, find_chromium, serve, site_prefix
+    try:
+        from tests.site.sitecheck import CHROMIUM_ARGS, find_chromium, serve, site_prefix
+    except ModuleNotFoundError as exc:  # run as a file: the repository root is not on the path
+        if exc.name not in ("tests", "tests.site", "conftest"):
+            raise
+        parser.error("run it from the repository root as: python -m tools.screenshots ...")
 
     chromium = find_chromium()
     if chromium is None:
