@@ -694,3 +694,25 @@ def test_closed_stdout_is_one_line_before_any_work(toy_file, tmp_path):
     assert proc.returncode == 1 and proc.stderr == (
         "error: standard output is closed; give it a file (> FILE) or /dev/null\n"), proc.stderr
     assert not out_file.exists()
+
+
+def test_ctrl_c_during_the_final_rename_says_the_results_were_written(toy, tmp_path, capsys,
+                                                                       monkeypatch):
+    from bench import cli
+
+    out_file = tmp_path / "r.json"
+    real_replace = os.replace
+
+    def replace_then_ctrl_c(src, dst):  # the key pressed while rename() runs
+        real_replace(src, dst)
+        if Path(dst).name == "r.json":
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(cli.os, "replace", replace_then_ctrl_c)
+    code = run_cli.main(toy, ["--output", str(out_file), "--cases", "small", "--variants",
+                              "good", "--compile-runs", "0"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 130 and err == (
+        f"interrupted (Ctrl-C) after the results were written whole to {out_file}"), err
+    results.read_results(out_file, current=True)  # whole, and final
+    assert not list(tmp_path.glob("r.*.json")) and not list(tmp_path.glob("*.lock"))

@@ -214,6 +214,22 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
             signal.signal(signal.SIGINT, before)
 
 
+@contextlib.contextmanager
+def ctrl_c_held():
+    """Hold a Ctrl-C that arrives inside the block (a final rename: the file is whole either
+    way); the list it yields says whether one came, for the caller to report after the block."""
+    pressed: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    except ValueError:  # not the main thread: nothing to hold
+        yield pressed
+        return
+    try:
+        yield pressed
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 class Locked(Exception):
     """Another run holds the lock of the same output (its message names it)."""
 
