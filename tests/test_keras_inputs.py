@@ -632,3 +632,11 @@ def test_progress_lines_that_cannot_be_written_are_dropped():
         print("epoch 1/3", file=progress)  # fails: kept, not raised
         print("epoch 2/3", file=progress)
         assert progress.error.strerror == "No space left on device" and not progress.isatty()
+
+
+def test_a_path_of_the_wrong_kind_is_not_said_missing(dataset, tmp_path, run):
+    one_line_error(run(TRAIN, dataset / "cats" / "cat.0.jpg"), "is not a folder")
+    one_line_error(run(PREDICT, tmp_path, dataset), f"{tmp_path} is not a file")
+    predict = load_snippet(PREDICT)
+    with pytest.raises(predict.InputError, match="is neither an image file nor a folder"):
+        predict.image_paths([Path("/dev/null")])  # exists, a device

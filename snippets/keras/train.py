@@ -49,7 +49,8 @@ SEED = 1337
 def find_folders(data_dir: Path) -> dict[str, Path]:
     """{"train": folder[, "validation": folder]}, each holding cats/ and dogs/."""
     if not data_dir.is_dir():
-        raise InputError(f"data folder {data_dir} does not exist")
+        raise InputError(f"data folder {data_dir} does not exist" if not data_dir.exists() else
+                         f"{data_dir} is not a folder: give the folder that holds cats/ and dogs/")
     if (data_dir / "train").is_dir() or (data_dir / "validation").is_dir():
         roots = {"train": data_dir / "train", "validation": data_dir / "validation"}
     else:
