@@ -11,6 +11,7 @@
 # that sent the tree, expanded there before the command is sent, e.g.
 #   BENCH_GIT_COMMIT=$(git rev-parse HEAD) BENCH_GIT_DIRTY=$(git status --porcelain -uno | grep -q . && echo 1 || echo 0) OUT=... bash gpu/run_all.sh ...
 # A topic cut short keeps what it measured in <name>.partial.json (packed like the rest).
+# Exit status 1 when a topic fails (after packing what finished) or the packing cannot be written.
 set -u
 cd "$(dirname "$0")/.."
 : "${OUT:?set OUT to the folder that should receive results.tgz}"
@@ -46,16 +47,34 @@ python3 -c "import bench.runner" 2>/dev/null || {
     echo "error: the bench harness is not importable from snippets/bench (or a wheel in .whl/)" >&2; exit 2; }
 root=$(mktemp -d /tmp/gpu_results.XXXXXX)
 trap 'rm -rf "$root"' EXIT
+# Pack into temporary files in $OUT, then rename: a full disk keeps the earlier results.tgz and
+# summary.txt whole, and the run's folder stays (named) for a copy by hand.
+pack() {
+    local tgz="$OUT/.results.tgz.$$" sum="$OUT/.summary.txt.$$"
+    if tar czf "$tgz" -C "$root" . && cp "$root/summary.txt" "$sum" \
+            && mv -f "$tgz" "$OUT/results.tgz" && mv -f "$sum" "$OUT/summary.txt"; then
+        return 0
+    fi
+    rm -f "$tgz" "$sum"
+    trap - EXIT
+    echo "error: cannot write $OUT/results.tgz (the earlier one is as it was); this run's results are in $root" >&2
+    return 1
+}
 nvidia-smi > "$root/nvidia-smi.txt" 2>&1
+failed=()
 for topic in "$@"; do
     export RESULTS_DIR="$root/$topic"
     mkdir -p "$RESULTS_DIR"
     start=$(date +%s)
     bash "gpu/$topic.sh" > "$RESULTS_DIR/log.txt" 2>&1
     status=$?
+    [ $status -eq 0 ] || failed+=("$topic")
     echo "$topic: exit $status in $(( $(date +%s) - start )) s" | tee -a "$root/summary.txt"
     tail -n 25 "$RESULTS_DIR/log.txt"
     # Pack after every topic: a run cut short still returns what finished.
-    tar czf "$OUT/results.tgz" -C "$root" .
-    cp "$root/summary.txt" "$OUT/summary.txt"
+    pack || exit 1
 done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "error: ${#failed[@]} topic(s) failed: ${failed[*]} (their logs are in $OUT/results.tgz)" >&2
+    exit 1
+fi

@@ -280,3 +280,21 @@ def test_a_symlinked_table_is_replaced_through_the_link(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert link.is_symlink() and "1.6749" in target.read_text()
     assert sorted(p.name for p in target.parent.iterdir()) == ["aws-instances.csv"]
+
+
+def test_closed_stdout_is_one_line_and_writes_nothing(tmp_path):
+    out = tmp_path / "new.csv"
+    proc = subprocess.run(["bash", "-c", f"{sys.executable} {SNIPPETS / REFRESH} --offer {FIXTURE} "
+                           f"--data {DATA} --out {out} >&-"], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert proc.returncode == 1 and proc.stderr == (
+        "error: standard output is closed; give it a file (> FILE) or /dev/null\n")
+    assert not out.exists()
+
+
+def test_a_deeply_nested_offer_file_is_one_line(tmp_path):
+    deep = tmp_path / "offer.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    proc = run_snippet(REFRESH, "--offer", deep, "--data", DATA, "--dry-run")
+    assert proc.returncode == 2 and proc.stderr == (
+        f"error: cannot read the offer file {deep}: JSON nested too deep\n"), proc.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from pathlib import Path
 import subprocess
 import sys
 import types
@@ -363,6 +364,29 @@ def test_a_pipe_or_a_device_is_written_in_place_not_replaced(tmp_path, writer):
     reader.join(timeout=10)
     assert got == ["through the pipe\n"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary file left
+
+
+@pytest.mark.parametrize("writer", ["bench/cli.py:atomic_write", "doctor/gpu_doctor.py",
+                                    "aws/refresh_prices.py", "opencl/register_intel_cpu.py"])
+def test_two_runs_writing_one_file_use_their_own_temporary_files(tmp_path, monkeypatch, writer):
+    """A second run writes the same file while the first is between its write and its rename:
+    a shared temporary name would be renamed away under the first ("No such file")."""
+    from helpers import load_snippet
+
+    module = cli if writer.startswith("bench/") else load_snippet(writer)
+    write = cli.atomic_write if writer.startswith("bench/") else module.write_atomically
+    target, seen, real_replace = tmp_path / "report.json", [], os.replace
+
+    def replace(src, dst):
+        seen.append(Path(src).name)
+        if len(seen) == 1:
+            write(target, "second\n")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(module.os, "replace", replace)
+    write(target, "first\n")
+    assert len(set(seen)) == 2 and target.read_text() == "first\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
 
 
 def test_atomic_write_writes_through_a_symlink(tmp_path):

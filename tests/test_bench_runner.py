@@ -8,11 +8,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -615,12 +617,102 @@ def test_a_device_as_output_keeps_no_partial_file_beside_it(toy_file):
     assert not os.path.exists("/dev/null.partial.json") and not os.path.exists("/dev/null.lock")
 
 
-def test_progress_lines_that_cannot_be_written_cost_nothing(toy_file, tmp_path):
+@pytest.mark.parametrize("stderr", ["/dev/full", "closed pipe"])  # a full log disk; 2>&1 | head
+def test_progress_lines_that_cannot_be_written_cost_nothing(toy_file, tmp_path, stderr):
     out_file = tmp_path / "r.json"
+    read, write = os.pipe()
+    os.close(read)
     with open("/dev/full", "w") as full:
         proc = subprocess.run([sys.executable, str(toy_file), "--output", str(out_file),
                                "--cases", "small", "--variants", "good", "--compile-runs", "0"],
-                              stdout=subprocess.DEVNULL, stderr=full, timeout=300, cwd=ROOT,
-                              env=cli_env())
+                              stdout=subprocess.DEVNULL,
+                              stderr=full if stderr == "/dev/full" else write, timeout=300,
+                              cwd=ROOT, env=cli_env())
+    os.close(write)
     assert proc.returncode == 0
     results.read_results(out_file, current=True)
+
+
+def fake_tree(tmp_path, topics: dict[str, str]) -> Path:
+    """A copy of gpu/run_all.sh beside topic scripts `{name: body}`, as in the repository."""
+    gpu = tmp_path / "tree" / "gpu"
+    gpu.mkdir(parents=True)
+    shutil.copy(ROOT / "gpu" / "run_all.sh", gpu)
+    for name, body in topics.items():
+        (gpu / f"{name}.sh").write_text(body)
+    return gpu / "run_all.sh"
+
+
+def run_all(script: Path, out: Path, *topics: str, limit: int | None = None):
+    import resource
+
+    def size_limit():  # `ulimit -f`: what the run writes stops there, as on a nearly full disk
+        if limit:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    env = {**os.environ, "OUT": str(out), "PYTHONPATH": str(ROOT / "snippets"),
+           "BENCH_GIT_COMMIT": "0" * 40}
+    return subprocess.run(["bash", str(script), *topics], capture_output=True, text=True,
+                          env=env, timeout=60, preexec_fn=size_limit)
+
+
+def test_run_all_keeps_the_earlier_archive_when_packing_fails(tmp_path):
+    script = fake_tree(tmp_path, {
+        "small": 'echo measured > "$RESULTS_DIR/small.json"\n',
+        "big": 'head -c 300000 /dev/urandom > "$RESULTS_DIR/big.bin"\n'})  # cannot compress
+    out = tmp_path / "out"
+    out.mkdir()
+    assert run_all(script, out, "small").returncode == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert sorted(before) == ["results.tgz", "summary.txt"]
+    proc = run_all(script, out, "big", limit=100_000)
+    assert proc.returncode == 1, proc.stderr
+    assert f"error: cannot write {out}/results.tgz (the earlier one is as it was)" in proc.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no temporary left either
+    kept = Path(proc.stderr.rsplit("results are in ", 1)[1].strip())
+    assert (kept / "big" / "big.bin").exists()  # what the run measured is still there
+    shutil.rmtree(kept)
+
+
+def test_run_all_exits_non_zero_when_a_topic_fails_after_packing_the_rest(tmp_path):
+    script = fake_tree(tmp_path, {"good": 'echo measured > "$RESULTS_DIR/good.json"\n',
+                                  "bad": "echo 'no GPU' >&2; exit 3\n"})
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = run_all(script, out, "bad", "good")
+    assert proc.returncode == 1 and "1 topic(s) failed: bad" in proc.stderr, proc.stderr
+    listing = subprocess.run(["tar", "tzf", str(out / "results.tgz")], capture_output=True,
+                             text=True, check=True).stdout.split()
+    assert "./good/good.json" in listing and "./bad/log.txt" in listing
+    assert "bad: exit 3" in (out / "summary.txt").read_text()
+
+
+def test_closed_stdout_is_one_line_before_any_work(toy_file, tmp_path):
+    out_file = tmp_path / "r.json"
+    proc = subprocess.run(["bash", "-c", f"{sys.executable} {toy_file} --output {out_file} "
+                           "--cases small --variants good --compile-runs 0 >&-"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT, env=cli_env())
+    assert proc.returncode == 1 and proc.stderr == (
+        "error: standard output is closed; give it a file (> FILE) or /dev/null\n"), proc.stderr
+    assert not out_file.exists()
+
+
+def test_ctrl_c_during_the_final_rename_says_the_results_were_written(toy, tmp_path, capsys,
+                                                                       monkeypatch):
+    from bench import cli
+
+    out_file = tmp_path / "r.json"
+    real_replace = os.replace
+
+    def replace_then_ctrl_c(src, dst):  # the key pressed while rename() runs
+        real_replace(src, dst)
+        if Path(dst).name == "r.json":
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(cli.os, "replace", replace_then_ctrl_c)
+    code = run_cli.main(toy, ["--output", str(out_file), "--cases", "small", "--variants",
+                              "good", "--compile-runs", "0"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 130 and err == (
+        f"interrupted (Ctrl-C) after the results were written whole to {out_file}"), err
+    results.read_results(out_file, current=True)  # whole, and final
+    assert not list(tmp_path.glob("r.*.json")) and not list(tmp_path.glob("*.lock"))

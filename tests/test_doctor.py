@@ -753,3 +753,46 @@ def test_a_symlinked_json_report_is_written_through_the_link(tmp_path, machine):
     assert out.returncode == 1, out.stderr
     assert link.is_symlink() and json.loads(target.read_text())["exit_status"] == 1
     assert sorted(p.name for p in target.parent.iterdir()) == ["report.json"]
+
+
+def replayed(doc, report, tmp_path) -> tuple[int, str]:
+    """main(["--replay", FILE]) in this process: (exit status, stderr)."""
+    import contextlib
+    import io
+
+    target = tmp_path / "r.json"
+    target.write_text(report if isinstance(report, str) else json.dumps(report))
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = doc.main(["--replay", str(target)])
+    except SystemExit as exc:
+        code = exc.code
+    return code, err.getvalue()
+
+
+def test_replay_of_a_report_of_any_wrong_shape_is_one_line(doc, tmp_path):
+    """Each fact (and each field of one) replaced by a value of another type: a diagnosis or
+    one line with exit 2, never a traceback (a rendering included)."""
+    good = json.loads((ROOT / "docs/data/doctor-h200.json").read_text())
+    wrong = [3, "x", [], None, {}, [1]]
+    cases = [("[]", ""), ('"x"', ""), ("[" * 100_000 + "]" * 100_000, "nested too deep")]
+    for key, value in good["facts"].items():
+        cases += [(json.dumps(good | {"facts": good["facts"] | {key: w}}), "") for w in wrong]
+        for field in value if isinstance(value, dict) else []:
+            cases += [(json.dumps(good | {"facts": good["facts"] | {key: value | {field: w}}}),
+                       "") for w in wrong]
+    cases += [(json.dumps(good | {"facts": w}), "") for w in wrong]
+    for text, why in cases:
+        code, err = replayed(doc, text, tmp_path)
+        if err:
+            assert code == 2 and err.count("\n") == 1 and why in err, (text[:300], err)
+            assert err.startswith(f"error: --replay {tmp_path / 'r.json'}: not a doctor report")
+
+
+def test_closed_stdout_is_one_line(tmp_path):
+    proc = subprocess.run(["bash", "-c", f"{sys.executable} {SNIPPETS / DOCTOR} --replay "
+                           f"{ROOT / 'docs/data/doctor-h200.json'} >&-"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr == (
+        "error: standard output is closed; give it a file (> FILE) or /dev/null\n")

@@ -66,7 +66,9 @@ def test_decode_bound_is_bandwidth_over_bytes_and_scales_with_gpus():
 
 @pytest.mark.parametrize("args", [
     ["--batch", "0"], ["--batch", "-3"], ["--batch", "nan"], ["--batch", "1e99"],
-    ["--context", "x"], ["--gpu-mib", "nan"], ["--gpu-tbs", "0"],
+    ["--context", "x"], ["--gpu-mib", "nan"], ["--gpu-tbs", "0"], ["--gpu-tbs", "inf"],
+    ["--gpu-mib", "inf"], ["--gpu-mib", "1e-310"], ["--reserve-mib", "inf"],
+    ["--gpu-mib", "1000", "--reserve-mib", "999.9999"],
     ["--reserve-mib", "200000"], ["--gpu-gb", "141"], ["--model", "gpt-5"], ["--weights", "fp3"],
 ])
 def test_bad_input_is_refused_by_argparse(args):

@@ -491,3 +491,152 @@ def test_run_py_usage_to_a_full_device_or_a_closed_pipe(stdout):
     proc = run_to(stdout, "bench/run.py", "--help")
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert ("No space left on device" in proc.stderr) == (stdout == "/dev/full")
+
+
+def file_size_limit(limit: int):
+    """preexec_fn: files the child writes stop at `limit` bytes (`ulimit -f`), as on a full disk."""
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def test_make_dataset_on_a_full_disk_is_an_error_not_ok(tmp_path):
+    proc = run_snippet(MAKE, tmp_path / "data", "--images", "3",
+                       preexec_fn=file_size_limit(2048))  # each JPEG is larger than that
+    assert proc.returncode == 1 and "OK" not in proc.stdout, (proc.stdout, proc.stderr)
+    assert proc.stderr.count("\n") == 1 and "File too large" in proc.stderr, proc.stderr
+
+
+def test_make_dataset_self_check_decodes_every_pixel(tmp_path):
+    make = load_snippet(MAKE)
+    make.write_dataset(tmp_path / "data", images=1, size=32)
+    whole = next((tmp_path / "data").rglob("*.jpg"))
+    assert make.decodes(whole, 32)
+    whole.write_bytes(whole.read_bytes()[:len(whole.read_bytes()) // 2])  # header intact
+    assert Image.open(whole).size  # the header alone still opens
+    assert not make.decodes(whole, 32)
+
+
+def test_one_run_per_output_folder(dataset, tmp_path, run):
+    out = tmp_path / "run"
+    out.mkdir()
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (out / "run.lock").write_text(f"{other.pid}\n")  # a live run holds the folder
+        one_line_error(run(TRAIN, dataset, "--output-dir", out, "--image-size", "32"),
+                       f"another run (process {other.pid}) is writing {out}", "run.lock")
+        assert sorted(p.name for p in out.iterdir()) == ["run.lock"]  # nothing of it touched
+    finally:
+        other.kill()
+        other.wait()
+    (out / "last.keras").write_bytes(b"stands in for a model")
+    (out / "history.json").write_text(json.dumps({"image_size": 32,
+                                                  "epochs": [epoch_record(1, 0.5)]}))
+    done = run(TRAIN, dataset, "--output-dir", out, "--image-size", "32", "--epochs", "1")
+    assert done.returncode == 0 and "nothing to do" in done.stdout  # the lock's process is gone
+    assert not (out / "run.lock").exists()  # and this run released it
+
+
+def history_of(out: Path, dataset: Path, **settings) -> None:
+    """One finished epoch in `out`, recorded with these settings and dataset's fingerprint."""
+    train = load_snippet(TRAIN)
+    out.mkdir()
+    (out / "last.keras").write_bytes(b"stands in for a model")
+    doc = {"image_size": 32, "batch_size": 32, "learning_rate": 0.001, "seed": 1337,
+           "mixed_precision": False, "data": train.data_fingerprint(train.find_folders(dataset)),
+           "epochs": [epoch_record(1, 0.5)], "models": {}}
+    (out / "history.json").write_text(json.dumps(doc | settings))
+
+
+@pytest.mark.parametrize("args,why", [
+    (["--learning-rate", "0.01"], "was trained with --learning-rate 0.001, not 0.01"),
+    (["--batch-size", "8"], "was trained with --batch-size 32, not 8"),
+    (["--seed", "3"], "was trained with --seed 1337, not 3"),
+    (["--mixed-precision"], "was trained with --mixed-precision False, not True")])
+def test_resume_with_other_settings_is_refused(dataset, tmp_path, run, args, why):
+    history_of(tmp_path / "run", dataset)
+    one_line_error(run(TRAIN, dataset, "--output-dir", tmp_path / "run", "--image-size", "32",
+                       "--epochs", "2", *args), why)
+
+
+def test_resume_on_another_data_set_is_refused(dataset, tmp_path, run):
+    history_of(tmp_path / "run", dataset)
+    Image.new("RGB", (40, 40)).save(dataset / "cats" / "one-more.jpg")
+    one_line_error(run(TRAIN, dataset, "--output-dir", tmp_path / "run", "--image-size", "32",
+                       "--epochs", "2"), "was trained on another data set")
+
+
+@pytest.mark.parametrize("text,why", [
+    ('{"image_size": 32, "epochs": [{"epoch": 1, "val_accuracy": NaN}]}', '"val_accuracy" nan'),
+    ("[" * 100_000 + "]" * 100_000, "nested too deep")])
+def test_nan_or_deeply_nested_history_is_damage(dataset, tmp_path, run, text, why):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "last.keras").write_bytes(b"stands in for a model")
+    (out / "history.json").write_text(text)
+    one_line_error(run(TRAIN, dataset, "--output-dir", out, "--image-size", "32"),
+                   str(out / "history.json"), why)
+
+
+def test_decompression_bomb_is_one_line(dataset, tmp_path, run):
+    bomb = dataset / "cats" / "bomb.png"
+    Image.new("1", (20_000, 20_000)).save(bomb)  # 400 million pixels in a small file
+    one_line_error(run(TRAIN, dataset, "--image-size", "32"), f"{bomb} (DecompressionBombError)")
+    predict = load_snippet(PREDICT)
+    with pytest.raises(predict.InputError, match="is not a readable image"):
+        predict.load_rgb(bomb)
+
+
+def finished_run(dataset: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "last.keras").write_bytes(b"stands in for a model")
+    (out / "history.json").write_text(json.dumps({"image_size": 32,
+                                                  "epochs": [epoch_record(1, 0.5)]}))
+    return out
+
+
+@pytest.mark.parametrize("stdout", ["/dev/full", "closed pipe"])
+def test_train_stdout_full_or_gone_does_not_blame_the_output_folder(dataset, tmp_path, stdout):
+    from helpers import run_to
+
+    out = finished_run(dataset, tmp_path)  # says "nothing to do" on stdout, and ends
+    proc = run_to(stdout, TRAIN, dataset, "--output-dir", out, "--image-size", "32",
+                  "--epochs", "1")
+    assert "Traceback" not in proc.stderr and str(out) not in proc.stderr, proc.stderr
+    if stdout == "/dev/full":
+        assert proc.returncode == 1 and proc.stderr == (
+            "error: cannot write to standard output: No space left on device (the run's files "
+            "are written all the same)\n")
+    else:  # | head: a quiet end
+        assert (proc.returncode, proc.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("relpath,args", [(TRAIN, ["DATA", "--output-dir", "OUT"]),
+                                          (PREDICT, ["M", "DATA"]), (MAKE, ["OUT"])])
+def test_closed_stdout_is_one_line_before_any_work(dataset, tmp_path, relpath, args):
+    names = {"DATA": dataset, "M": tmp_path / "m.keras", "OUT": tmp_path / "new"}
+    command = " ".join([sys.executable, str(SNIPPETS / relpath),
+                        *[str(names.get(a, a)) for a in args]])
+    proc = subprocess.run(["bash", "-c", command + " >&-"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1 and proc.stderr == (
+        "error: standard output is closed; give it a file (> FILE) or /dev/null\n"), proc.stderr
+    assert not (tmp_path / "new").exists()
+
+
+def test_progress_lines_that_cannot_be_written_are_dropped():
+    habit = load_snippet("keras/tool_habit.py")
+    with open("/dev/full", "w") as full:
+        progress = habit.ProgressThatMayFail(full)
+        print("epoch 1/3", file=progress)  # fails: kept, not raised
+        print("epoch 2/3", file=progress)
+        assert progress.error.strerror == "No space left on device" and not progress.isatty()
+
+
+def test_a_path_of_the_wrong_kind_is_not_said_missing(dataset, tmp_path, run):
+    one_line_error(run(TRAIN, dataset / "cats" / "cat.0.jpg"), "is not a folder")
+    one_line_error(run(PREDICT, tmp_path, dataset), f"{tmp_path} is not a file")
+    predict = load_snippet(PREDICT)
+    with pytest.raises(predict.InputError, match="is neither an image file nor a folder"):
+        predict.image_paths([Path("/dev/null")])  # exists, a device

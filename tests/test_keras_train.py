@@ -341,3 +341,18 @@ def test_full_disk_is_one_line_and_keeps_the_saved_epochs(runs, tmp_path):
     assert last.startswith(f"error: cannot write {out / 'last.next.keras'}: File too large"), last
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing changed or left
     assert agreeing_files(out) == 6
+
+
+def test_a_reader_gone_from_stdout_does_not_stop_the_training(runs, tmp_path):
+    """`train.py ... | head -1`: the progress lines go nowhere, the epochs are trained and saved."""
+    if runs["backend"] != ANY:
+        pytest.skip("stdout does not depend on the backend")
+    from helpers import run_to
+
+    out = tmp_path / "run"
+    shutil.copytree(runs["root"] / "run", out)
+    env = {**os.environ, "KERAS_BACKEND": ANY, "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    done = run_to("closed pipe", TRAIN, runs["root"] / "data", "--output-dir", out,
+                  "--image-size", SIZE, "--batch-size", BATCH, "--epochs", 7, env=env)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert agreeing_files(out) == 7

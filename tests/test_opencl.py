@@ -423,3 +423,12 @@ def test_register_writes_through_a_symlinked_icd_file(tmp_path):
     reg.register(out, tmp_path / "libintelocl.so", system=tmp_path / "none")
     assert (out / "intel-cpu.icd").is_symlink()
     assert (tmp_path / "kept").read_text() == f"{(tmp_path / 'libintelocl.so').resolve()}\n"
+
+
+def test_register_with_stdout_closed_is_one_line_not_a_silent_success(tmp_path):
+    """Its one output is the export line that set-up scripts eval: losing it must not exit 0."""
+    proc = subprocess.run(["bash", "-c", f"{sys.executable} {SNIPPETS / REGISTER} --dir "
+                           f"{tmp_path / 'v'} --optional >&-"], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1 and proc.stderr == (
+        "error: standard output is closed; give it a file (> FILE) or /dev/null\n")

@@ -33,3 +33,50 @@ def test_the_parsers_refuse_a_file_with_nothing_to_count():
         structure_logs.ncu_kernels("==PROF== nothing profiled\n")
     hlo = structure_logs.hlo_counts((ROOT / "docs/data/xla-hlo-jax-h200.txt").read_text())
     assert (hlo["total"], hlo["ops"], hlo["kinds"]) == (10, "6 multiply, 3 add, 1 tanh", "kLoop")
+
+
+def copied_tool(tmp_path):
+    """The tool in a copy of the tree holding the raw files it needs and the matmul build's JSON."""
+    import shutil
+
+    (tmp_path / "tools").mkdir()
+    shutil.copy(ROOT / "tools/structure_logs.py", tmp_path / "tools")
+    for rel in [*structure_logs.NCU, "docs/data/matmul-build-h200.txt",
+                "docs/data/matmul-build-h200.json"]:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, tmp_path / rel)
+    return tmp_path / "tools/structure_logs.py"
+
+
+def run_tool(tool, *args, limit: int | None = None):
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    def size_limit():  # `ulimit -f`, as on a nearly full disk
+        if limit:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "snippets")}
+    return subprocess.run([sys.executable, str(tool), *args], capture_output=True, text=True,
+                          env=env, timeout=120, preexec_fn=size_limit)
+
+
+def test_a_write_that_fails_keeps_the_earlier_file(tmp_path):
+    tool = copied_tool(tmp_path)
+    build = tmp_path / "docs/data/matmul-build-h200.json"
+    before = build.read_bytes()
+    assert len(before) > 4096
+    proc = run_tool(tool, limit=4096)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr == f"error: cannot write {build}: File too large\n"
+    assert build.read_bytes() == before
+    assert not [p for p in build.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_help_writes_nothing(tmp_path):
+    tool = copied_tool(tmp_path)
+    (tmp_path / "docs/data/matmul-build-h200.json").unlink()
+    proc = run_tool(tool, "--help")
+    assert proc.returncode == 0 and proc.stdout.startswith("usage:")
+    assert not list(tmp_path.rglob("*.json"))

@@ -3,7 +3,8 @@
     .venv/bin/mkdocs build -d /tmp/site
     .venv/bin/python -m tools.screenshots /tmp/site kernels/saxpy/ why/cpu-vs-gpu/ -o /tmp/shots
 
-Writes one full-page PNG per page, width and scheme (PAGE-WIDTH-SCHEME.png). Uses the same
+Writes one full-page PNG per page, width and scheme (PAGE-WIDTH-SCHEME.png), each whole or not at
+all (a full disk keeps an earlier screenshot as it was). Uses the same
 local server and Chromium set-up as the browser tests in tests/site/.
 """
 
@@ -26,13 +27,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--widths", nargs="+", choices=sorted(WIDTHS), default=sorted(WIDTHS))
     parser.add_argument("--schemes", nargs="+", choices=["light", "dark"],
                         default=["light", "dark"])
+    parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     args = parser.parse_args(argv)
     if not (args.site / "index.html").is_file():
         parser.error(f"{args.site} holds no built site (no index.html)")
-    args.out.mkdir(parents=True, exist_ok=True)
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        parser.error(f"cannot make {args.out}: {exc.strerror or exc}")
 
+    from bench.cli import atomic_write, show
     from playwright.sync_api import sync_playwright
-    from tests.site.sitecheck import CHROMIUM_ARGS, find_chromium, serve, site_prefix
+    try:
+        from tests.site.sitecheck import CHROMIUM_ARGS, find_chromium, serve, site_prefix
+    except ModuleNotFoundError as exc:  # run as a file: the repository root is not on the path
+        if exc.name not in ("tests", "tests.site", "conftest"):
+            raise
+        parser.error("run it from the repository root as: python -m tools.screenshots ...")
 
     chromium = find_chromium()
     if chromium is None:
@@ -54,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
                         page.wait_for_timeout(500)
                         name = path.strip("/").replace("/", "_") or "home"
                         shot = args.out / f"{name}-{width}-{scheme}.png"
-                        page.screenshot(path=str(shot), full_page=True)
-                        print(shot)
+                        atomic_write(shot, page.screenshot(full_page=True))  # not in place
+                        show(str(shot))
                     context.close()
             browser.close()
     finally:
@@ -65,8 +76,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+    from bench.cli import run_main
+
+    sys.exit(run_main(main))

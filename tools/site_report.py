@@ -38,7 +38,13 @@ import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.site import sitecheck  # the browser helpers the site tests use (run with python -m)
+try:
+    from tests.site import sitecheck  # the browser helpers the site tests use
+except ModuleNotFoundError as exc:  # run as a file: the repository root is not on the path
+    if exc.name not in ("tests", "tests.site", "conftest"):
+        raise
+    sys.stderr.write("error: run it from the repository root as: python -m tools.site_report\n")
+    sys.exit(2)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -227,9 +233,15 @@ def main(argv=None) -> int:
             if s[category] < goal:
                 missed.append(f"{name}: {category} {s[category]} < {goal} "
                               f"(audits below 0.9: {', '.join(r['audits_below_90'])})")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"weights": weights, "lighthouse": lh}, indent=1))
+    if args.json:  # whole or not at all: a full disk keeps an earlier report
+        from bench.cli import CannotWrite, atomic_write
+
+        try:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(args.json, json.dumps({"weights": weights, "lighthouse": lh}, indent=1))
+        except (OSError, CannotWrite) as exc:
+            return fail(str(exc) if isinstance(exc, CannotWrite) else
+                        f"cannot write {args.json}: {exc.strerror or exc}")
     print("\n" + ("\n".join("goal missed: " + m for m in missed) if missed else
                   "every goal met"))
     return 1 if missed else 0

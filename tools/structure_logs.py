@@ -1,6 +1,6 @@
 """Turn the raw tool output the pages cite into JSON the renderers read (run once per new log).
 
-    python tools/structure_logs.py
+    python tools/structure_logs.py          # (--help writes nothing)
 
 - XLA's optimized HLO (docs/data/xla-hlo-*.txt): the element-wise operations inside its fusions
   and the fusion kinds -> docs/data/xla-hlo-*.counts.json
@@ -13,7 +13,8 @@
 - a SASS dump of `run.py mandelbrot --sass`: each kernel's main loop (bench.sass.loops)
   -> docs/data/mandelbrot-sass-*.loops.json
 
-tests/test_structured_logs.py checks that every JSON file matches its raw file.
+tests/test_structured_logs.py checks that every JSON file matches its raw file. Each file is
+written whole or not at all (bench.cli.atomic_write): a full disk keeps the earlier one.
 """
 
 from __future__ import annotations
@@ -162,12 +163,17 @@ def dump(content: object) -> str:
     return json.dumps(content, indent=1, ensure_ascii=False) + "\n"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    from bench.cli import Parser, atomic_write, show  # the project's package
+
+    Parser(description=__doc__.splitlines()[0]).parse_args(argv)  # --help: nothing written
     for path, content in structured().items():
-        path.write_text(dump(content))
-        print(path.relative_to(ROOT))
+        atomic_write(path, dump(content))
+        show(str(path.relative_to(ROOT)))  # | head: the rest is written all the same
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from bench.cli import run_main
+
+    sys.exit(run_main(main))

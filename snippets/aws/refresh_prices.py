@@ -182,7 +182,7 @@ def output_file(text: str) -> Path:
         if path.is_dir():
             raise IsADirectoryError(text)
         real = path.resolve()  # a symlink is written through: probe beside its target
-        probe = real.with_name(f".{real.name}.partial")  # write_atomically's temporary file
+        probe = real.with_name(f".{real.name}.{os.getpid()}.probe")
         probe.touch()
         probe.unlink()
     except (OSError, ValueError):
@@ -199,12 +199,15 @@ def write_atomically(path: Path, data: str | bytes) -> None:
             f.write(data)
         return
     path = Path(path).resolve()
-    tmp = path.with_name(f".{path.name}.partial")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")  # unique
     try:
         tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
         os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
+        try:
+            tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
+        except OSError:  # a file system gone read-only: the write's own error is the one to say
+            pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="report only; write nothing")
     parser.error = lambda message: parser.exit(2, f"error: {message}\n")
     args = parser.parse_args(argv)
+    if sys.stdout is None:  # started with standard output closed (>&-): its report goes nowhere
+        parser.exit(1, "error: standard output is closed; give it a file (> FILE) or /dev/null\n")
 
     try:  # both cheap, and both before the (large) offer file is read
         fields, rows = read_table(args.data)
@@ -238,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         offer = read_offer(where)
     except (OSError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
         parser.error(f"cannot read the offer file {where}: {exc}")
+    except RecursionError:
+        parser.error(f"cannot read the offer file {where}: JSON nested too deep")
     if not isinstance(offer, dict):
         parser.error(f"{where}: not an AWS Price List offer file (not a JSON object)")
     try:

@@ -190,10 +190,15 @@ def partial_path(path: str | os.PathLike) -> Path | None:
 def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None,
              what: str = "interrupted") -> int:
     """Call main(argv); Ctrl-C gives one line on stderr and exit code 130, no traceback; an
-    output that cannot be written (CannotWrite) gives one line and exit code 1.
+    output that cannot be written (CannotWrite), standard output closed included, gives one
+    line and exit code 1.
 
     Ctrl-C raises KeyboardInterrupt inside main (Python's own handler, put back for the call:
     `bench.run` installs an exit-at-once handler while a benchmark's imports load)."""
+    if sys.stdout is None:  # started with standard output closed (>&-): its lines go nowhere
+        print("error: standard output is closed; give it a file (> FILE) or /dev/null",
+              file=sys.stderr)
+        return 1
     before = signal.getsignal(signal.SIGINT)
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -207,6 +212,22 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
     finally:
         if before is not None:  # None: set outside Python, nothing to put back
             signal.signal(signal.SIGINT, before)
+
+
+@contextlib.contextmanager
+def ctrl_c_held():
+    """Hold a Ctrl-C that arrives inside the block (a final rename: the file is whole either
+    way); the list it yields says whether one came, for the caller to report after the block."""
+    pressed: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: pressed.append(signum))
+    except ValueError:  # not the main thread: nothing to hold
+        yield pressed
+        return
+    try:
+        yield pressed
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class Locked(Exception):

@@ -290,15 +290,20 @@ def _run(bench, args, p, output: Path, partial: Path | None, script, cases) -> i
         print(f"interrupted (Ctrl-C): {where}; {output} not written", file=sys.stderr)
         return cli.INTERRUPTED
     state.update(measurements=measurements, notes=notes)
-    try:
-        path = write(output, final=True)
-    except cli.CannotWrite as exc:
-        kept = f"what was measured is kept in {partial} (--resume writes it)" if partial \
-            else "nothing was kept"
-        print(f"error: {exc}; {kept}", file=sys.stderr)
-        return 1
-    if partial is not None:
-        partial.unlink(missing_ok=True)
+    with cli.ctrl_c_held() as pressed:  # a Ctrl-C now waits: the results are written whole
+        try:
+            path = write(output, final=True)
+        except cli.CannotWrite as exc:
+            kept = f"what was measured is kept in {partial} (--resume writes it)" if partial \
+                else "nothing was kept"
+            print(f"error: {exc}; {kept}", file=sys.stderr)
+            return 1
+        if partial is not None:
+            partial.unlink(missing_ok=True)
+    if pressed:
+        print(f"interrupted (Ctrl-C) after the results were written whole to {path}",
+              file=sys.stderr)
+        return cli.INTERRUPTED
     try:
         shown = cli.show("\n".join([*(f"note: {note}" for note in notes), summary(measurements),
                                     f"results written to {path}"]))

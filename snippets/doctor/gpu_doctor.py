@@ -1158,19 +1158,26 @@ def main(argv: list[str] | None = None) -> int:
     if args.probe_libraries:
         print("GPU-DOCTOR-JSON " + json.dumps(probe_libraries(json.loads(args.probe_libraries))))
         return 0
+    if sys.stdout is None:  # started with standard output closed (>&-): nowhere to answer
+        parser.exit(2, "error: standard output is closed; give it a file (> FILE) or /dev/null\n")
     if args.replay:
         try:
             report = json.loads(args.replay.read_text())
-            if report.get("schema") != SCHEMA:
-                raise ValueError(f"schema {report.get('schema')!r}, expected {SCHEMA!r}")
+            if not isinstance(report, dict) or report.get("schema") != SCHEMA:
+                found = report.get("schema") if isinstance(report, dict) else type(report).__name__
+                raise ValueError(f"schema {found!r}, expected {SCHEMA!r}")
             facts = report["facts"]
             report.update(findings=diagnose(facts), usable=gpu_usable(facts))
             report["exit_status"] = exit_status(facts, report["findings"])
+            text = render_text(report)  # inside: a fact of the wrong shape fails here too
         except OSError as exc:
-            parser.error(f"--replay {args.replay}: {exc.strerror}")
-        except (ValueError, KeyError, TypeError) as exc:
-            parser.error(f"--replay {args.replay}: not a doctor report ({exc})")
-        return report["exit_status"] if show(render_text(report), end="") else 2
+            parser.error(f"--replay {args.replay}: {exc.strerror or exc}")
+        except RecursionError:
+            parser.error(f"--replay {args.replay}: not a doctor report (nested too deep)")
+        except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+            why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            parser.error(f"--replay {args.replay}: not a doctor report ({why})")
+        return report["exit_status"] if show(text, end="") else 2
     if not Path(args.root).is_dir():
         parser.error(f"--root {args.root!r} is not a directory")
     if args.frameworks not in ("auto", "none"):
@@ -1212,7 +1219,7 @@ def output_file(text: str) -> Path:
         if path.is_dir():
             raise IsADirectoryError(text)
         real = path.resolve()  # a symlink is written through: probe beside its target
-        probe = real.with_name(f".{real.name}.partial")  # write_atomically's temporary file
+        probe = real.with_name(f".{real.name}.{os.getpid()}.probe")
         probe.touch()
         probe.unlink()
     except (OSError, ValueError):
@@ -1229,12 +1236,15 @@ def write_atomically(path: Path, data: str | bytes) -> None:
             f.write(data)
         return
     path = Path(path).resolve()
-    tmp = path.with_name(f".{path.name}.partial")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")  # unique
     try:
         tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
         os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
+        try:
+            tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
+        except OSError:  # a file system gone read-only: the write's own error is the one to say
+            pass
 
 
 

@@ -93,10 +93,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reserve-mib", type=float, default=0.0,
                         help="memory kept free per GPU in MiB (CUDA context, activations), 0")
     args = parser.parse_args(argv)
-    if min(args.context, args.batch) < 1 or not args.gpu_tbs > 0:
-        parser.error("--context, --batch and --gpu-tbs must be above 0")
-    if not args.gpu_mib > args.reserve_mib >= 0:  # false for nan too
-        parser.error("--gpu-mib must be a number above --reserve-mib, which must be 0 or more")
+    if min(args.context, args.batch) < 1 or not 0 < args.gpu_tbs <= 1000:
+        parser.error("--context and --batch must be above 0, --gpu-tbs above 0 and at most 1000")
+    # at least 1 MiB usable and at most 16 TiB a GPU: false for nan and inf too
+    if not (args.reserve_mib >= 0 and 1 <= args.gpu_mib - args.reserve_mib
+            and args.gpu_mib <= 2**24):
+        parser.error("--gpu-mib must be at least 1 above --reserve-mib (0 or more) and at most "
+                     f"{2**24}")
 
     p = plan(args.model, args.weights, args.kv, args.context, args.batch, args.gpu_mib,
              args.gpu_tbs, args.reserve_mib)

@@ -18,6 +18,7 @@ if __name__ == "__main__":  # tool_habit.py, beside this file, loads the standar
     signal.signal(signal.SIGINT, interrupted)  # so Ctrl-C is one line from here on
 
 import argparse
+import io
 from pathlib import Path
 
 import numpy as np
@@ -62,9 +63,21 @@ def write_dataset(out: Path, images: int, size: int = 64, validation: float = 0.
             else:
                 path = out / folder / f"{prefix}.{i}.jpg"
             path.parent.mkdir(parents=True, exist_ok=True)
-            Image.fromarray(draw(prefix, rng, size)).save(path, quality=90)
+            encoded = io.BytesIO()  # Pillow can miss a short write: write the bytes ourselves
+            Image.fromarray(draw(prefix, rng, size)).save(encoded, "JPEG", quality=90)
+            path.write_bytes(encoded.getvalue())  # a full disk or file-size limit raises here
             written += 1
     return written
+
+
+def decodes(path: Path, size: int) -> bool:
+    """Whether the file decodes whole (every pixel, not only the header) at `size` or more."""
+    try:
+        with Image.open(path) as image:
+            image.load()
+            return min(image.size) >= size
+    except (OSError, SyntaxError, ValueError):
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         written = write_dataset(args.out, args.images, args.size, args.validation, args.flat,
                                 args.seed)
-        found = sum(1 for p in args.out.rglob("*.jpg") if min(Image.open(p).size) >= args.size)
+        found = sum(decodes(p, args.size) for p in args.out.rglob("*.jpg"))
     except KeyboardInterrupt:
         print(f"interrupted: {args.out} is incomplete; delete it", file=sys.stderr)
         return 130

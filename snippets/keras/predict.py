@@ -42,7 +42,8 @@ def image_paths(args: list[Path]) -> list[Path]:
         elif arg.is_file():
             paths.append(arg)
         else:
-            raise InputError(f"image {arg} does not exist")
+            raise InputError(f"image {arg} does not exist" if not arg.exists() else
+                             f"{arg} is neither an image file nor a folder")
     return paths
 
 
@@ -62,7 +63,8 @@ def load_rgb(path: Path) -> tuple[np.ndarray, str]:
             if mode.startswith("I"):
                 note = f"16-bit grey ({mode}) scaled to 8 bits"
             return np.asarray(image.convert("RGB")), note  # "P": RGBA first drops alpha
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, SyntaxError,
+            ValueError) as exc:  # a decompression bomb: too many pixels to decode safely
         why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InputError(f"{path} is not a readable image ({why})") from None
 # --8<-- [end:rgb]
@@ -111,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         if backend not in BACKENDS:  # Keras would silently fall back to TensorFlow
             raise InputError(f"KERAS_BACKEND={backend!r} is not one of {', '.join(BACKENDS)}")
         if not args.model.is_file():
-            raise InputError(f"model file {args.model} does not exist")
+            raise InputError(f"model file {args.model} does not exist" if not args.model.exists()
+                             else f"{args.model} is not a file: name a .keras model file")
         if args.model.suffix != ".keras":
             raise InputError(f"{args.model} is not a .keras file (train.py writes best.keras)")
         paths = image_paths(args.images)

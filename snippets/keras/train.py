@@ -9,7 +9,8 @@ OUTPUT/last.keras (model and optimizer state) and OUTPUT/history.json; running t
 again resumes after the last finished epoch. The model with the best validation accuracy is
 OUTPUT/best.keras. history.json records the epoch and SHA-256 of both models, and is written
 after them: a resume finishes or drops a save that was interrupted, and refuses models that do
-not match it.
+not match it. It records the settings and the data set (its files and sizes) too: a resume with
+others is refused. One run at a time per output folder (OUTPUT/run.lock).
 """
 
 # --8<-- [start:imports]
@@ -18,7 +19,7 @@ import signal
 import sys
 
 from tool_habit import (InputError, check_output_dir, interrupted, keras_file_problem,
-                        main_to_stdout, number)
+                        main_to_stdout, number, one_run_in)
 
 if __name__ == "__main__":  # tool_habit.py, beside this file, loads the standard library only:
     signal.signal(signal.SIGINT, interrupted)  # so Ctrl-C is one line from here on
@@ -27,6 +28,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import math
 import time
 import warnings
 from pathlib import Path
@@ -47,7 +49,8 @@ SEED = 1337
 def find_folders(data_dir: Path) -> dict[str, Path]:
     """{"train": folder[, "validation": folder]}, each holding cats/ and dogs/."""
     if not data_dir.is_dir():
-        raise InputError(f"data folder {data_dir} does not exist")
+        raise InputError(f"data folder {data_dir} does not exist" if not data_dir.exists() else
+                         f"{data_dir} is not a folder: give the folder that holds cats/ and dogs/")
     if (data_dir / "train").is_dir() or (data_dir / "validation").is_dir():
         roots = {"train": data_dir / "train", "validation": data_dir / "validation"}
     else:
@@ -89,7 +92,8 @@ def check_images(roots: dict[str, Path]) -> int:
                         image.verify()  # reads the whole file's structure, not the pixels
                     if kind not in READABLE_FORMATS:
                         bad.append(f"{path} ({kind} data under a {path.suffix} name)")
-                except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as exc:
+                except (UnidentifiedImageError, Image.DecompressionBombError, OSError,
+                        SyntaxError, ValueError) as exc:  # a bomb: too many pixels to decode
                     bad.append(f"{path} ({type(exc).__name__})")
             total += len(files)
     if bad:
@@ -107,6 +111,33 @@ def check_images(roots: dict[str, Path]) -> int:
 # --8<-- [end:checks]
 
 
+def data_fingerprint(roots: dict[str, Path]) -> str:
+    """SHA-256 of every image's path (within its split) and size: another data set differs."""
+    digest = hashlib.sha256()
+    for split, root in sorted(roots.items()):
+        for name in CLASS_NAMES:
+            for path in image_files(root / name):
+                digest.update(f"{split}/{path.relative_to(root)}\0{path.stat().st_size}\n".encode())
+    return digest.hexdigest()
+
+
+RESUMED_SETTINGS = {"batch_size": "--batch-size", "learning_rate": "--learning-rate",
+                    "seed": "--seed", "mixed_precision": "--mixed-precision"}
+
+
+def settings_problem(saved: dict, settings: dict, out: Path) -> str:
+    """Why `out` cannot resume with these settings and data (one line), or "" if it can.
+    A history written before a setting was recorded says nothing of it."""
+    for key, option in RESUMED_SETTINGS.items():
+        if key in saved and key in settings and saved[key] != settings[key]:
+            return (f"{out} was trained with {option} {saved[key]}, not {settings[key]}: a resume "
+                    f"keeps its settings; use {option} {saved[key]} or another --output-dir")
+    if "data" in saved and "data" in settings and saved["data"] != settings["data"]:
+        return (f"{out} was trained on another data set (its image files or their sizes differ): "
+                "use the same data or another --output-dir")
+    return ""
+
+
 # --8<-- [start:data]
 def read_images(files: list[Path], image_size: int) -> np.ndarray:
     """Decode each file once, with Pillow, into one (N, size, size, 3) uint8 array."""
@@ -119,7 +150,7 @@ def read_images(files: list[Path], image_size: int) -> np.ndarray:
                     image = Image.fromarray((np.asarray(image, np.uint32) >> 8).astype(np.uint8))
                 image = image.convert("RGB")  # alpha dropped, grey repeated, CMYK/palette to RGB
                 pixels[i] = image.resize((image_size, image_size), Image.Resampling.BILINEAR)
-        except (OSError, SyntaxError, ValueError) as exc:
+        except (Image.DecompressionBombError, OSError, SyntaxError, ValueError) as exc:
             why = (str(exc).splitlines() or [type(exc).__name__])[0]
             raise InputError(f"{path} does not decode ({why}); delete or replace it") from None
     return pixels
@@ -191,16 +222,18 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def read_history(out: Path, image_size: int) -> list[dict]:
-    """(epochs already finished in `out`, its models' records), after settle_saves."""
+def read_history(out: Path, image_size: int, settings: dict | None = None) -> list[dict]:
+    """(epochs already finished in `out`, its models' records), after settle_saves; an
+    InputError if `settings` (the run's, with its data fingerprint) differ from the history's."""
     history_file, last = out / "history.json", out / "last.keras"
     if not history_file.exists():
         settle_saves(out, {})
         return [], {}
     try:
         saved = json.loads(history_file.read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{history_file} is unreadable ({exc}); remove it to start afresh")
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+        why = "nested too deep" if isinstance(exc, RecursionError) else exc
+        raise InputError(f"{history_file} is unreadable ({why}); remove it to start afresh")
     wrong = shape_problem(saved)
     if wrong:
         raise InputError(f"{history_file} is not a history written by train.py ({wrong}); "
@@ -209,6 +242,8 @@ def read_history(out: Path, image_size: int) -> list[dict]:
     if saved.get("image_size") != image_size:
         raise InputError(f"{out} holds a model for {saved.get('image_size')}-pixel images, not "
                          f"{image_size}: use the same --image-size or another --output-dir")
+    if epochs and (problem := settings_problem(saved, settings or {}, out)):
+        raise InputError(problem)
     settle_saves(out, saved.get("models", {}))
     if epochs and not last.exists():
         raise InputError(f"{history_file} lists {len(epochs)} epochs but {last} is missing")
@@ -228,6 +263,8 @@ def shape_problem(saved) -> str:
         accuracy = epoch.get("val_accuracy")
         if not isinstance(accuracy, (int, float)) or isinstance(accuracy, bool):
             return f'epoch {i} has no numeric "val_accuracy"'
+        if not math.isfinite(accuracy):  # json reads NaN and Infinity: damage, not a score
+            return f'epoch {i} has "val_accuracy" {accuracy}'
     models = saved.get("models", {})
     if not isinstance(models, dict):
         return '"models" is not an object'
@@ -307,7 +344,7 @@ def settle_saves(out: Path, models: dict) -> None:
 def write_json(path: Path, doc: dict) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(json.dumps(doc, indent=1) + "\n")
+        tmp.write_text(json.dumps(doc, indent=1, allow_nan=False) + "\n")
         os.replace(tmp, path)  # a crash never leaves half a file behind
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
@@ -400,9 +437,9 @@ def train(args, images: dict[str, tuple], history: list[dict]) -> int:
             model = compile_model(build_model(args.image_size), args.learning_rate)
     best_so_far = max((e["val_accuracy"] for e in history), default=float("-inf"))
     doc = {"image_size": args.image_size, "batch_size": args.batch_size,
-           "learning_rate": args.learning_rate, "gpus": gpus,
+           "learning_rate": args.learning_rate, "seed": args.seed, "gpus": gpus,
            "mixed_precision": args.mixed_precision, "backend": keras.backend.backend(),
-           "images": {split: len(y) for split, (_, y) in images.items()},
+           "images": {split: len(y) for split, (_, y) in images.items()}, "data": args.data,
            "epochs": history, "models": args.saved_models}
     started = {}
 
@@ -410,6 +447,9 @@ def train(args, images: dict[str, tuple], history: list[dict]) -> int:
         nonlocal best_so_far, doc
         record = {"epoch": epoch + 1, **{k: float(v) for k, v in logs.items()},
                   "seconds": round(time.perf_counter() - started["t"], 3)}
+        if not all(map(math.isfinite, record.values())):  # diverged: nothing of it is saved
+            raise InputError(f"epoch {epoch + 1} ended with {logs}: the training diverged; "
+                             "try a lower --learning-rate (epochs before it are saved)")
         improved = record["val_accuracy"] > best_so_far  # the best model so far: keep it
         new = {**doc, "epochs": [*doc["epochs"], record]}
         with ctrl_c_deferred():  # a Ctrl-C now waits until the three files agree
@@ -437,7 +477,7 @@ def train(args, images: dict[str, tuple], history: list[dict]) -> int:
     # Self-check: the saved file, reloaded, must score what was recorded when it was saved.
     reloaded = allow_xla(load_saved(keras, best))
     score = reloaded.evaluate(val_data, verbose=0, return_dict=True)["accuracy"]
-    if abs(score - top["val_accuracy"]) > 1e-6:
+    if not abs(score - top["val_accuracy"]) <= 1e-6:  # NaN fails too
         print(f"error: {best} reloaded scores {score:.4f}, not {top['val_accuracy']:.4f}",
               file=sys.stderr)
         return 1
@@ -473,15 +513,10 @@ def main(argv: list[str] | None = None) -> int:
         check_output_dir(args.output_dir, "--output-dir")
         roots = find_folders(args.data_dir)
         n_images = check_images(roots)
-        history, args.saved_models = read_history(args.output_dir, args.image_size)
-        if len(history) >= args.epochs:
-            print(f"{args.output_dir} already holds {len(history)} trained epochs "
-                  f"(asked for {args.epochs}): nothing to do")
-            return 0
-        images = load_images(roots, args.image_size)  # decoded once, before the backend starts
-        print(f"{n_images} images checked and decoded from {args.data_dir}")
+        args.data = data_fingerprint(roots)
         args.output_dir.mkdir(parents=True, exist_ok=True)
-        return train(args, images, history)
+        with one_run_in(args.output_dir):  # a second run here is refused, naming this one
+            return resume_or_train(args, roots, n_images)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -495,6 +530,19 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def resume_or_train(args, roots: dict[str, Path], n_images: int) -> int:
+    """Inside the folder's lock: settle and check what the folder holds, then train on."""
+    settings = {key: getattr(args, key) for key in [*RESUMED_SETTINGS, "data"]}
+    history, args.saved_models = read_history(args.output_dir, args.image_size, settings)
+    if len(history) >= args.epochs:
+        print(f"{args.output_dir} already holds {len(history)} trained epochs "
+              f"(asked for {args.epochs}): nothing to do")
+        return 0
+    images = load_images(roots, args.image_size)  # decoded once, before the backend starts
+    print(f"{n_images} images checked and decoded from {args.data_dir}")
+    return train(args, images, history)
+
+
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.default_int_handler)  # imports done: Ctrl-C raises KeyboardInterrupt, main() handles it
-    sys.exit(main_to_stdout(main))
+    sys.exit(main_to_stdout(main, progress=True))  # stdout carries progress; the files are the output

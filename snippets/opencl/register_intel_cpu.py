@@ -54,12 +54,15 @@ def write_atomically(path: Path, data: str | bytes) -> None:
             f.write(data)
         return
     path = Path(path).resolve()
-    tmp = path.with_name(f".{path.name}.partial")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")  # unique
     try:
         tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
         os.replace(tmp, path)
     finally:
-        tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
+        try:
+            tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
+        except OSError:  # a file system gone read-only: the write's own error is the one to say
+            pass
 
 
 def folder_name(text: str) -> Path:
@@ -126,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="without Intel's runtime, still write the system's .icd files and "
                              "exit 0 (for set-up scripts on machines it does not support)")
     args = parser.parse_args(argv)
+    if sys.stdout is None:  # started with stdout closed (>&-): the export line would be lost
+        parser.exit(1, "error: standard output is closed; give it a file (> FILE) or /dev/null\n")
     try:
         library = intel_library()
         if library is None and not args.optional:

@@ -1,0 +1,26 @@
+"""The site tools need the repository root on the path (they share tests/site's browser helpers):
+run as a file instead of `python -m tools.X`, they say so in one line, exit 2."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+
+@pytest.mark.parametrize("tool", ["site_report", "screenshots"])
+def test_run_as_a_file_is_one_line(tool, tmp_path):
+    (tmp_path / "index.html").write_text("<p>a built site</p>")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "snippets")}
+    proc = subprocess.run([sys.executable, str(ROOT / "tools" / f"{tool}.py"), "--site",
+                           str(tmp_path)] if tool == "site_report" else
+                          [sys.executable, str(ROOT / "tools" / f"{tool}.py"), str(tmp_path), "x",
+                           "-o", str(tmp_path / "shots")],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error: run it from the repository root as: python -m "
+                                  f"tools.{tool}") and proc.stderr.count("\n") == 1
