@@ -199,11 +199,14 @@ class CTable:
         def output() -> str:
             import json
 
-            text = runner_output(Path(self.lesson), args, self.flags, self.skip_failed)
+            text = runner_output(Path(self.lesson), args, self.flags,
+                                 **({"skip_failed": True} if self.skip_failed else {}))
             renamed = {row: to for row, to in chosen.items() if to != row}
+            if not renamed:
+                return text
             lines = []
             for line in text.splitlines():
-                if line.startswith(external.PREFIX) and renamed:
+                if line.startswith(external.PREFIX):
                     record = json.loads(line[len(external.PREFIX):])
                     row = next((r for r in renamed if record["variant"].endswith(r)), None)
                     if row:  # the BENCH name ends with the row's name (a lesson may prefix it)
