@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Matrix multiplication on the GPU (about 4 minutes on an H200), in three parts:
-# 1. tuning runs: while nvcc builds the CUDA C kernels (with cuBLAS), the Numba warp tile at
-#    several tile sizes at 4096^3 (one process each); then every instance of the templated CUDA C
-#    kernels at every size, with cuBLAS in the same process (run.py, MATMUL_TUNE=1);
+# 1. tuning runs: while nvcc builds the C runner around sgemm.cu (bench/runner.cu, with cuBLAS;
+#    run.py then finds it built), the Numba warp tile at several tile sizes at 4096^3 (one process
+#    each); then every instance of the templated CUDA C kernels at every size, with cuBLAS in the
+#    same process (run.py, MATMUL_TUNE=1);
 # 2. the rule: each templated CUDA C kernel publishes, at each size, its instance with the
 #    smallest median time in the tuning run (benchmark.py `pick`); the Numba warp tile publishes
 #    the tile with the highest share of cuBLAS FP32 at 4096^3 (below);
@@ -21,14 +22,12 @@ cd "$(dirname "$0")/.."
 : "${RESULTS_DIR:?set RESULTS_DIR to an empty folder for the outputs}"
 export PYTHONUNBUFFERED=1
 build=${MATMUL_BUILD_DIR:-$(mktemp -d)}
-mkdir -p "$build"
-cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n1 | tr -d .)
-arch=sm_${cc:-90}
-[ "$arch" = sm_90 ] && arch=sm_90a  # wgmma and TMA need the architecture-specific target
+mkdir -p "$build" build
 
 # --8<-- [start:build]
-nvcc -O3 -arch="$arch" -Xptxas -v -DWITH_CUBLAS -o "$build/sgemm" \
-    snippets/matmul/sgemm.cu -lcublas 2> "$RESULTS_DIR/matmul-build.txt" &
+# The C runner around the lesson, as run.py builds it (bench/adapters.py), with ptxas's report.
+nvcc -O3 -arch=sm_90a -DLESSON="\"$PWD/snippets/matmul/sgemm.cu\"" -o build/bench-sgemm \
+    snippets/bench/runner.cu -DWITH_CUBLAS -lcublas -Xptxas -v 2> "$RESULTS_DIR/matmul-build.txt" &
 # --8<-- [end:build]
 nvcc_pid=$!
 # While nvcc builds: the Numba tuning run, its warp tile at several tile sizes, at 4096^3.
@@ -43,16 +42,16 @@ l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,sm__throughput.avg.pct_of_peak_su
 if command -v ncu >/dev/null; then
     for k in naive coalesced; do
         timeout 60 ncu --clock-control none --metrics "$metrics" -k "regex:sgemm_$k" -c 1 \
-            "$build/sgemm" --kernel "$k" --repeats 10 --budget 0.001 2048 2>&1 |
+            build/bench-sgemm --kernel "$k" --repeats 10 --budget 0.001 2048 2>&1 |
             grep -E "sgemm_$k|^ +[a-z0-9_]+__" || echo "ncu failed for $k (exit $?)"
     done > "$RESULTS_DIR/matmul-ncu-h200.txt"
 fi
 # --8<-- [end:ncu]
 
 # --8<-- [start:bench]
-export TRITON_CACHE_DIR="$build/triton-cache" TRITON_PRINT_AUTOTUNING=1 MATMUL_SGEMM="$build/sgemm"
+export TRITON_CACHE_DIR="$build/triton-cache" TRITON_PRINT_AUTOTUNING=1
 tuned="$RESULTS_DIR/matmul-tune-h200.json"
-MATMUL_TUNE=1 timeout 60 python3 snippets/bench/run.py matmul --variants cuda_c \
+MATMUL_TUNE=1 timeout 120 python3 snippets/bench/run.py matmul --variants cuda_c \
     --compile-runs 0 --output "$tuned" || echo "the tuning run exited $?"
 # Without a tuning file the confirming run publishes the kernels' default launchers.
 [ -s "$tuned" ] && export MATMUL_TUNED="$tuned"

@@ -18,7 +18,7 @@ from helpers import HAS_GPU, ROOT, SNIPPETS, load_snippet, run_snippet
 NUMBA = "matmul/sgemm_numba.py"  # launches and checks sgemm_numba_01_naive.py .. _07_warptile.py
 NUMBA_TILES = "matmul/sgemm_numba_tiles.py"
 TRITON = "matmul/matmul_triton.py"
-CUDA = "matmul/sgemm.cu"  # the runner; it includes kernels.cuh, which includes kernels/*.cuh
+CUDA = "matmul/sgemm.cu"  # the lesson; it includes kernels.cuh, which includes kernels/*.cuh
 CUDA_TABLE = "matmul/kernels.cuh"  # the KERNELS table
 RESULTS = ROOT / "docs/data/matmul-h200.json"  # the published run
 TUNE = ROOT / "docs/data/matmul-tune-h200.json"  # the tuning run before it
@@ -105,32 +105,52 @@ def test_numba_cli_says_when_there_is_no_gpu():
     assert "Traceback" not in out.stderr
 
 
-# --- CUDA C -----------------------------------------------------------------------------------
+# --- CUDA C ---------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def sgemm_exe(tmp_path_factory):
+def cuda_builds(tmp_path_factory):
+    """The lesson alone and bench/runner.cu built around it, side by side (two nvcc processes).
+    PTX only (no ptxas) and no cuBLAS (no headers here): the host programs are what run here,
+    and they fail at their first CUDA call; gpu/matmul.sh builds the real ones."""
     import shutil
 
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH")
-    exe = tmp_path_factory.mktemp("sgemm") / "sgemm"
-    # PTX only (no ptxas): the host program is what runs here, and it fails at its first CUDA
-    # call; the page's own command and the copied-alone test build the real binary's code.
-    proc = subprocess.run(["nvcc", "-O1", "-arch=compute_90a", "-code=compute_90a", "-o",
-                           str(exe), str(SNIPPETS / CUDA)],
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr
-    return exe
+    out = tmp_path_factory.mktemp("sgemm")
+    ptx = ["nvcc", "-O1", "-arch=compute_90a", "-code=compute_90a", "-o"]
+    builds = {"lesson": [*ptx, str(out / "sgemm"), str(SNIPPETS / CUDA)],
+              "runner": [*ptx, str(out / "bench-sgemm"), '-DLESSON="../matmul/sgemm.cu"',
+                         str(SNIPPETS / "bench/runner.cu")]}
+    procs = {k: subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+             for k, cmd in builds.items()}
+    for proc in procs.values():
+        assert proc.wait(timeout=900) == 0, proc.stderr.read()
+    return {"lesson": out / "sgemm", "runner": out / "bench-sgemm"}
 
 
-def test_cuda_file_fails_loudly_without_a_gpu(sgemm_exe):
+def test_lesson_fails_loudly_without_a_gpu(cuda_builds):
     if HAS_GPU:
         pytest.skip("this machine has a GPU; gpu/matmul.sh covers it")
-    out = subprocess.run([sgemm_exe, "64"], capture_output=True, text=True)
-    assert out.returncode != 0
-    assert "CUDA error: cudaError" in out.stderr
+    out = subprocess.run([cuda_builds["lesson"]], capture_output=True, text=True)
+    assert out.returncode != 0 and "CUDA error: cudaError" in out.stderr
     assert "OK" not in out.stdout
-    assert subprocess.run([sgemm_exe, "--help"], capture_output=True, text=True).returncode == 0
+    extra = subprocess.run([cuda_builds["lesson"], "64"], capture_output=True, text=True)
+    assert extra.returncode == 2 and extra.stderr.count("\n") == 1  # it takes no arguments
+
+
+def test_runner_lists_the_table_without_a_gpu(cuda_builds):
+    def listed(*args):
+        out = subprocess.run([cuda_builds["runner"], *args, "--list"], capture_output=True,
+                             text=True)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()
+    assert listed() == CUDA_KERNELS  # no cuBLAS in this build: its three rows are absent
+    tune = listed("--kernel", "tune")
+    assert len(tune) > 20 and all(t.startswith(("wt_", "tc_", "wgmma_")) for t in tune)
+    assert listed("--kernel", "wgmma," + tune[0] + ",naive") == ["naive", tune[0], "wgmma"]
+    out = subprocess.run([cuda_builds["runner"], "64"], capture_output=True, text=True)
+    if not HAS_GPU:
+        assert out.returncode != 0 and "CUDA error: cudaError" in out.stderr
 
 
 @pytest.mark.parametrize("bad", [["0"], ["12x7"], ["40000"], ["8x8x0"], ["--kernel", "nope", "8"],
@@ -138,17 +158,18 @@ def test_cuda_file_fails_loudly_without_a_gpu(sgemm_exe):
                                  ["--budget", "nan", "8"], ["--budget", "inf", "8"],
                                  ["--budget", "-1", "8"], ["--budget", "1s", "8"], ["--bogus"],
                                  ["--kernel", "cublas_bf16", "8"]])
-def test_cuda_cli_refuses_bad_input_in_one_line(sgemm_exe, bad):
+def test_runner_refuses_bad_input_in_one_line(cuda_builds, bad):
     # Refused before any CUDA call (this build has no cuBLAS, so cublas_* is refused too).
-    out = subprocess.run([sgemm_exe, *bad], capture_output=True, text=True)
+    out = subprocess.run([cuda_builds["runner"], *bad], capture_output=True, text=True)
     assert out.returncode == 2 and out.stderr.startswith("error:"), (bad, out.stderr)
     assert out.stderr.count("\n") == 1
 
 
 @pytest.mark.gpu
-def test_cuda_kernels_on_gpu(sgemm_exe):
-    out = subprocess.run([sgemm_exe, "--kernel", "all,tune", "--repeats", "10", "--budget",
-                          "0.01", "--bench", "257", "100x130x67"],
+def test_cuda_kernels_on_gpu(cuda_builds):
+    assert subprocess.run([cuda_builds["lesson"]], capture_output=True, timeout=300).returncode == 0
+    out = subprocess.run([cuda_builds["runner"], "--kernel", "all,tune", "--repeats", "10",
+                          "--budget", "0.01", "--bench", "257", "100x130x67"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "FAILED" not in out.stdout
@@ -228,14 +249,6 @@ def test_benchmark_smoke_case_on_the_simulator(tmp_path):
         assert m["flops"] == 2 * 40 * 36 * 20 and m["repeats"] >= 10
 
 
-def test_benchmark_cuda_variant_without_a_binary_fails_with_a_note(tmp_path):
-    out_file = tmp_path / "m.json"
-    out = run_bench(tmp_path, "--cases", "smoke", "--variants", "cuda_c", "--compile-runs", "0",
-                    "--output", str(out_file), env={"MATMUL_SGEMM": str(tmp_path / "none")})
-    assert out.returncode != 0
-    assert "Traceback" not in out.stderr
-
-
 def test_gpu_script_is_valid_bash():
     assert subprocess.run(["bash", "-n", str(ROOT / "gpu/matmul.sh")]).returncode == 0
 
@@ -267,57 +280,49 @@ def test_pick_takes_each_kernels_fastest_instance_at_that_size(bm):
     assert at[4096] == {"wgmma": "wgmma_128x256_s4_g8_f0_k1"} and at[2048] == {}
 
 
-def fake_sgemm(tmp_path, bm) -> str:
-    """A stand-in for the built binary: for each name it is asked for ("all": the progression and
-    cuBLAS; "tune": every tuning instance), a passing BENCH line whose time grows with the
-    name's length, so that the shortest instance name of a kernel is its fastest."""
-    fake = tmp_path / "sgemm"
-    fake.write_text(f"#!{sys.executable}\nimport json, sys\n"
-                    f"ALL, TUNE = {['cublas_fp32', 'cublas_tf32', 'cublas_bf16', *bm.STEPS]!r}, "
-                    f"{bm.TUNING!r}\n"
-                    "m, n, k = map(int, sys.argv[-1].split('x'))\n"
-                    "for w in sys.argv[sys.argv.index('--kernel') + 1].split(','):\n"
-                    "    for name in ALL if w == 'all' else TUNE if w == 'tune' else [w]:\n"
-                    "        print('BENCH ' + json.dumps({'variant': name if name.startswith("
-                    "'cublas') else 'cuda_c/' + name, 'phase': 'kernel', 'samples_s': "
-                    "[1e-5 * (1 + len(name) / 100)] * 10, 'calls_per_sample': 1, 'params': "
-                    "{'m': m, 'n': n, 'k': k}, 'extra': {}, 'error': {'metric': "
-                    "'relative_frobenius', 'value': 0.0, 'ok': True}}))\n")
-    fake.chmod(0o755)
-    return str(fake)
+def fake_runner(names: list[str]):
+    """A stand-in for bench/runner.cu around sgemm.cu (adapters.runner_output): for each row it
+    is asked for ("all": cuBLAS and the progression; "tune": `names`), a passing BENCH line named
+    as sgemm.cu names it, whose time grows with the name's length (the shortest instance name of
+    a kernel is its fastest)."""
+    every = ["cublas_fp32", "cublas_tf32", "cublas_bf16", *CUDA_KERNELS]
+
+    def output(lesson, args, flags=(), skip_failed=False):
+        m, n, k = map(int, args[-1].split("x"))
+        asked = args[args.index("--kernel") + 1].split(",") if "--kernel" in args else ["all"]
+        rows = [r for w in asked for r in (every if w == "all" else names if w == "tune" else [w])]
+        return "\n".join("BENCH " + json.dumps({
+            "variant": r if r.startswith("cublas") else f"cuda_c/{r}", "phase": "kernel",
+            "samples_s": [1e-5 * (1 + len(r) / 100)] * 10, "calls_per_sample": 1,
+            "params": {"m": m, "n": n, "k": k}, "extra": {"precision": "fp32"},
+            "error": {"metric": "relative_frobenius", "value": 0.0, "ok": True}}) for r in rows)
+    return output
 
 
-def test_confirming_run_reports_the_picked_instance_under_the_kernels_name(bm, tmp_path):
-    tuned = tmp_path / "tune.json"
-    tuned.write_text(json.dumps(tuned_doc({("cuda_c/wgmma_64x128_s4_g8_f1_k1", 1024): 7e-6,
-                                           ("cuda_c/wgmma_128x256_s4_g8_f0_k1", 1024): 9e-6})))
+def test_tuning_then_confirming_run(bm, cuda_builds, tmp_path):
+    """gpu/matmul.sh's two runs on a stand-in runner: the tuning run reports every instance
+    under its own name; the confirming run, each templated kernel's pick under the kernel's
+    name with the instance in extra.instance, and nothing else under an instance's name."""
+    from bench import adapters, external
+
+    tune = subprocess.run([cuda_builds["runner"], "--kernel", "tune", "--list"],
+                          capture_output=True, text=True).stdout.split()
+    p = {"m": 1024, "n": 1024, "k": 1024}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("MATMUL_SGEMM", fake_sgemm(tmp_path, bm))
-        patch.setenv("MATMUL_TUNED", str(tuned))
-        patch.delenv("MATMUL_TUNE", raising=False)
-        out = bm.run_binary({"m": 1024, "n": 1024, "k": 1024})
-    records = {r["variant"]: r for r in map(json.loads, (line[6:] for line in out.splitlines()))}
-    assert records["cuda_c/wgmma"]["extra"]["instance"] == "wgmma_64x128_s4_g8_f1_k1"
-    assert {"cuda_c/naive", "cuda_c/warptile", "cublas_bf16"} <= set(records)
-    assert not any("wgmma_" in v for v in records)  # no instance under its own name
-
-
-def test_tuning_then_confirming_run_through_the_runner(bm, tmp_path):
-    # gpu/matmul.sh's two runs, each a process of its own, on the stand-in binary
-    env = {"MATMUL_SGEMM": fake_sgemm(tmp_path, bm)}
-    args = ["--cases", "smoke", "--variants", "cuda_c", "--compile-runs", "0", "--output"]
-    tuned, confirmed = tmp_path / "tune.json", tmp_path / "confirm.json"
-    out = run_bench(tmp_path, *args, str(tuned), env={**env, "MATMUL_TUNE": "1"})
-    assert out.returncode == 0, out.stderr
-    out = run_bench(tmp_path, *args, str(confirmed), env={**env, "MATMUL_TUNED": str(tuned)})
-    assert out.returncode == 0, out.stderr
-    doc = json.loads(confirmed.read_text())
-    shortest = {k: min((t for t in bm.TUNING if t.startswith(pre)), key=lambda t: (len(t), t))
+        patch.setattr(adapters, "runner_output", fake_runner(tune))
+        patch.setattr(bm, "TUNE", True)
+        tuned = external.parse(bm.SGEMM.prepare((), p).external())
+        assert {r["variant"] for r in tuned} >= {f"cuda_c/{t}" for t in tune}
+        doc = {"measurements": [{**r, "median_s": r["samples_s"][0]} for r in tuned]}
+        (tmp_path / "tune.json").write_text(json.dumps(doc))
+        patch.setattr(bm, "TUNE", False)
+        patch.setenv("MATMUL_TUNED", str(tmp_path / "tune.json"))
+        confirmed = {r["variant"]: r for r in external.parse(bm.SGEMM.prepare((), p).external())}
+    shortest = {k: min((t for t in tune if t.startswith(pre)), key=lambda t: (len(t), t))
                 for k, pre in bm.TEMPLATES.items()}  # equal times: the rule takes the first name
-    found = {m["variant"].removeprefix("cuda_c/"): m["extra"].get("instance")
-             for m in doc["measurements"] if m["phase"] == "kernel"}
-    assert {k: found[k] for k in bm.TEMPLATES} == shortest and "cuda_c/naive" in {
-        m["variant"] for m in doc["measurements"]}
+    assert {k: confirmed[f"cuda_c/{k}"]["extra"]["instance"] for k in bm.TEMPLATES} == shortest
+    assert set(confirmed) <= set(bm.VARIANTS) and "cublas_bf16" in confirmed
+    assert "instance" not in confirmed["cuda_c/naive"]["extra"]
 
 
 # --- the renderer, the build report and the committed H200 results ----------------------------
@@ -392,15 +397,17 @@ def test_renderer_tiles_match_the_gpu_sources(r):
     assert "BM, BN, BK, TM, TN = 128, 128, 8, 8, 8" in py
 
 
-def test_tuning_names_are_the_binarys(logs, bm):
-    # benchmark.py reads the names the WT/TC/WG macros make; the build report names template
-    # instances the same way (less the split of K)
+def test_tuning_names_are_the_binarys(logs, cuda_builds):
+    # the tuning run's instances are the runner's; the build report names template instances
+    # the same way (less the split of K)
     needs_fresh_results()
+    names = subprocess.run([cuda_builds["runner"], "--kernel", "tune", "--list"],
+                           capture_output=True, text=True).stdout.split()
     tune = {m["variant"].split("/", 1)[1] for m in json.loads(TUNE.read_text())["measurements"]
             if m["variant"].startswith(("cuda_c/wt_", "cuda_c/tc_", "cuda_c/wgmma_"))}
-    assert tune == set(bm.TUNING)
+    assert tune == set(names)
     built = set(logs.parse_build(BUILD.read_text()))
-    assert {t.rsplit("_k", 1)[0] if not t.startswith("tc_") else t for t in bm.TUNING} <= built
+    assert {t.rsplit("_k", 1)[0] if not t.startswith("tc_") else t for t in names} <= built
 
 
 def test_build_report_has_every_published_kernel(logs):

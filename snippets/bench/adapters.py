@@ -173,17 +173,51 @@ class OnHost:
 @dataclass(frozen=True)
 class CTable:
     """Every row of a CUDA C lesson's KERNELS table, checked and timed by bench/runner.cu at
-    the case's size (`n`, or `m`, `n`, `k`); the rows are registered with `runs=False`."""
+    the case's size (`n`, or `m`, `n`, `k`); the rows are registered with `runs=False`.
+    `flags`: nvcc's (an -arch replaces -arch=native; libraries such as -lcublas). `kernels`:
+    for a case's params, {table row or selection ("all", "tune"): the name it is reported
+    under}; a row reported under another row's name says which it was in `extra.instance`
+    (None: the lesson's default set). `skip_failed`: a row that fails its check is left out
+    (said on stderr) instead of failing the whole table, as a tuning run wants."""
     lesson: str | Path
     repeats: int = 20
     flags: tuple[str, ...] = ()
+    kernels: Callable[[dict], dict[str, str]] | None = None
+    skip_failed: bool = False
+
+    def names(self, selection: str = "all") -> list[str]:
+        """The table rows `--kernel selection` runs, from the built runner (`--list`)."""
+        return runner_output(Path(self.lesson), ["--kernel", selection, "--list"],
+                             self.flags).split()
 
     def prepare(self, inputs: tuple, params: dict):
         from bench.runner import Prepared
 
         size = ("x".join(str(params[d]) for d in "mnk") if "m" in params else str(params["n"]))
-        args = ["--bench", "--repeats", str(self.repeats), size]
-        return Prepared(external=lambda: runner_output(Path(self.lesson), args, self.flags))
+        chosen = self.kernels(params) if self.kernels else {}
+        args = ["--bench", "--repeats", str(self.repeats),
+                *(["--kernel", ",".join(chosen)] if chosen else []), size]
+
+        def output() -> str:
+            import json
+
+            text = runner_output(Path(self.lesson), args, self.flags,
+                                 **({"skip_failed": True} if self.skip_failed else {}))
+            renamed = {row: to for row, to in chosen.items() if to != row}
+            if not renamed:
+                return text
+            lines = []
+            for line in text.splitlines():
+                if line.startswith(external.PREFIX):
+                    record = json.loads(line[len(external.PREFIX):])
+                    row = next((r for r in renamed if record["variant"].endswith(r)), None)
+                    if row:  # the BENCH name ends with the row's name (a lesson may prefix it)
+                        record["variant"] = record["variant"][:-len(row)] + renamed[row]
+                        record.setdefault("extra", {})["instance"] = row
+                        line = external.PREFIX + json.dumps(record)
+                lines.append(line)
+            return "\n".join(lines)
+        return Prepared(external=output)
 
 
 @dataclass(frozen=True)
@@ -204,7 +238,8 @@ COMPILED: set[Path] = set()  # the C sources this process built and ran (bench.s
 
 def runner_binary(lesson: Path, flags: tuple[str, ...] = ()) -> Path:
     """The C runner built around `lesson` (a CUDA C lesson with a KERNELS table, see runner.cu),
-    built with nvcc when missing or older than the runner, the lesson or a header beside it."""
+    built with nvcc when missing or older than the runner, the lesson or a header beside it.
+    `flags` go to nvcc after the source; without an -arch among them, -arch=native."""
     lesson = Path(lesson).resolve()
     binary = BUILD / f"bench-{lesson.stem}"
     sources = [RUNNER, *lesson.parent.rglob("*.cu"), *lesson.parent.rglob("*.cuh"),
@@ -214,26 +249,35 @@ def runner_binary(lesson: Path, flags: tuple[str, ...] = ()) -> Path:
         if shutil.which("nvcc") is None:
             raise RuntimeError(f"{binary} is missing and nvcc is not on PATH to build it")
         binary.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["nvcc", "-O3", "-arch=native", f'-DLESSON="{lesson}"', *flags, "-o",
-                        str(binary), str(RUNNER)], check=True, capture_output=True, text=True,
-                       timeout=600)
+        arch = [] if any(f.startswith(("-arch", "-gencode")) for f in flags) else ["-arch=native"]
+        build = subprocess.run(["nvcc", "-O3", *arch, f'-DLESSON="{lesson}"', "-o", str(binary),
+                                str(RUNNER), *flags], capture_output=True, text=True, timeout=900)
+        if build.returncode != 0:
+            raise RuntimeError(f"nvcc could not build {binary.name}: "
+                               f"{(build.stderr.strip().splitlines() or [''])[0][:300]}")
     return binary
 
 
-def runner_output(lesson: Path, args: list[str], flags: tuple[str, ...] = ()) -> str:
+def runner_output(lesson: Path, args: list[str], flags: tuple[str, ...] = (),
+                  skip_failed: bool = False) -> str:
     """The C runner's standard output for `lesson` (`args` as runner.cu takes them: --bench,
     --kernel, --repeats, sizes), BENCH lines included. RuntimeError (one line) when it fails, or
-    when a kernel failed its check (its record, which has no samples, says how)."""
+    when a kernel failed its check (its record, which has no samples, says how), unless
+    `skip_failed`: then such a record is left out, and said on stderr."""
+    import sys
+
     binary = runner_binary(lesson, flags)
     proc = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=600)
     failed = [line for line in proc.stdout.splitlines()
               if line.startswith(external.PREFIX) and '"ok": false' in line]
-    if failed:
+    if failed and not skip_failed:
         raise RuntimeError(f"a kernel failed its check: {failed[0][len(external.PREFIX):][:300]}")
-    if proc.returncode != 0:
+    for line in failed:
+        print(f"left out, failed its check: {line[len(external.PREFIX):][:300]}", file=sys.stderr)
+    if proc.returncode != 0 and not (failed and proc.returncode == 1):  # 1: a check failed
         raise RuntimeError(f"{binary.name} exited {proc.returncode}: "
                            f"{(proc.stderr.strip().splitlines() or [''])[-1]}")
-    return proc.stdout
+    return "\n".join(line for line in proc.stdout.splitlines() if line not in failed)
 
 
 # ---------------------------------------------------------------- generic adapters

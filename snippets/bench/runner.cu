@@ -6,12 +6,14 @@
 //            snippets/bench/runner.cu      (LESSON: the lesson's path from this folder)
 // Each kernel is checked before it is timed (a wrong one is reported, never timed) and again
 // after; the larger error of the two is recorded.
-// Run:   ./build/bench-saxpy [--kernel NAME,...] [--repeats N] [--budget S] [--bench] [SIZE ...]
+// Run:   ./build/bench-saxpy [--kernel NAME,...] [--repeats N] [--budget S] [--bench] [--list]
+//                                [SIZE ...]
 //        SIZE is N, or MxNxK for a lesson whose problem has three sizes (SIZE_PARTS = 3).
+//        --list prints the names --kernel picks, one a line, and exits (no GPU needed).
 //
 // What a lesson gives the runner (names it defines before `#ifndef BENCH_RUNNER`, around its
 // own short main):
-//   struct Kernel { const char *name; ...; }   KERNELS[], N_KERNELS   the table, in page order;
+//   struct Kernel { const char *name; ...; }   KERNELS[], N_KERNELS   the table, in run order;
 //                                               a `bool published` member, if any, picks the
 //                                               default set ("all"; "tune" runs the others)
 //   SIZE_PARTS (1 or 3), MAX_DIM, DEFAULT_SIZE  the problem's size: N or M x N x K
@@ -20,16 +22,24 @@
 //   void launch(Problem *, const Kernel &)      one call, asynchronous: what is timed
 //   Work work(const Problem *, const Kernel &)  bytes moved and flops of one call
 //   void teardown(Problem *)
-//   Check is {metric, value, bound, ok}; Work is {bytes, flops}. An optional
-//   `#define BENCH_PREFIX "cuda_c/"` is put before every name in the BENCH lines.
+//   Check is {metric, value, bound, ok}; Work is {bytes, flops}.
+// and, if it needs them, its own versions of the three hooks below (its non-template
+// functions of these names are chosen over the runner's defaults):
+//   const char *unavailable(const Kernel &)     why a row cannot run here (the runner says so
+//                                               and leaves it out), or nullptr
+//   std::string bench_name(const Kernel &)      the row's name in its BENCH line
+//   std::string bench_extra(const Problem *, const Kernel &)  more "key": value members of
+//                                               its BENCH line's "extra" (besides the bound)
+#include <string>
+template <typename K> const char *unavailable(const K &) { return nullptr; }
+template <typename K> std::string bench_name(const K &k) { return k.name; }
+template <typename P, typename K> std::string bench_extra(const P *, const K &) { return ""; }
+
 #define BENCH_RUNNER 1
 #ifndef LESSON
 #error "build with -DLESSON='\"../<topic>/<lesson>.cu\"' (see the header of runner.cu)"
 #endif
 #include LESSON
-#ifndef BENCH_PREFIX
-#define BENCH_PREFIX ""
-#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -119,9 +129,9 @@ template <typename F> static Samples time_events(F fn, int repeats, double budge
 
 // One measurement as the line bench/external.py reads (samples empty when the check failed).
 static void bench_line(const std::string &name, const Samples &t, const Check &c, const Work &w,
-                       const long *dims) {
-    printf("BENCH {\"variant\": \"%s%s\", \"phase\": \"kernel\", \"samples_s\": [",
-           BENCH_PREFIX, name.c_str());
+                       const long *dims, const std::string &extra) {
+    printf("BENCH {\"variant\": \"%s\", \"phase\": \"kernel\", \"samples_s\": [",
+           name.c_str());
     for (size_t i = 0; i < t.s.size(); ++i) printf("%s%.9g", i ? ", " : "", t.s[i]);
     printf("], \"calls_per_sample\": %d, \"error\": {\"metric\": \"%s\", \"value\": %.9g, "
            "\"ok\": %s}, \"bytes\": %.17g, \"flops\": %.17g, \"params\": {",
@@ -129,19 +139,24 @@ static void bench_line(const std::string &name, const Samples &t, const Check &c
            w.bytes, w.flops);
     if (SIZE_PARTS == 3) printf("\"m\": %ld, \"n\": %ld, \"k\": %ld}", dims[0], dims[1], dims[2]);
     else printf("\"n\": %ld}", dims[0]);
-    if (std::isfinite(c.bound)) printf(", \"extra\": {\"bound\": %.9g}", c.bound);
+    if (std::isfinite(c.bound) || !extra.empty()) {
+        printf(", \"extra\": {");
+        if (std::isfinite(c.bound)) printf("\"bound\": %.9g%s", c.bound, extra.empty() ? "" : ", ");
+        printf("%s}", extra.c_str());
+    }
     printf("}\n");
 }
 
 static void help(const char *prog) {
     printf("usage: %s [--kernel NAME[,NAME...]] [--repeats N] [--budget SECONDS] [--bench] "
-           "[SIZE ...]\n  SIZE: %s, each 1..%ld (default %s)\n  NAME: all (the default), tune "
+           "[--list] [SIZE ...]\n  SIZE: %s, each 1..%ld (default %s)\n  NAME: all (the default), tune "
            "(the kernels outside the default set), or:\n   ",
            prog, SIZE_PARTS == 3 ? "N (square) or MxNxK" : "N", (long)MAX_DIM, DEFAULT_SIZE);
     for (int j = 0; j < N_KERNELS; ++j) printf(" %s", KERNELS[j].name);
     printf("\n  Each kernel is checked, then timed with CUDA events: N samples (10..100000, "
            "default 20),\n  fewer if SECONDS (default 1) run out, never fewer than 10. --bench "
-           "adds one\n  'BENCH {json}' line per kernel.\n");
+           "adds one\n  'BENCH {json}' line per kernel. --list prints the NAMEs picked and "
+           "exits.\n");
 }
 
 static int main(int argc, char **argv) {
@@ -149,7 +164,7 @@ static int main(int argc, char **argv) {
     std::vector<std::vector<long>> sizes;
     int repeats = 20;
     double budget_s = 1.0;
-    bool bench_lines = false;
+    bool bench_lines = false, list = false;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
@@ -172,6 +187,8 @@ static int main(int argc, char **argv) {
                 usage_error("--budget must be a number of seconds in (0, 3600]", s);
         } else if (!strcmp(a, "--bench")) {
             bench_lines = true;
+        } else if (!strcmp(a, "--list")) {
+            list = true;
         } else if (a[0] == '-') {
             usage_error("unknown option (or missing value)", a);
         } else {
@@ -193,6 +210,17 @@ static int main(int argc, char **argv) {
         for (int j = 0; j < N_KERNELS; ++j) known |= w == KERNELS[j].name;
         if (!known) usage_error("no kernel named", w.c_str());
     }
+    if (list) {
+        for (int j : run) printf("%s\n", KERNELS[j].name);
+        return 0;
+    }
+    std::vector<int> runnable;  // a row the lesson cannot run here is said once and left out
+    for (int j : run) {
+        const char *why = unavailable(KERNELS[j]);
+        if (why) printf("# %s left out: %s\n", KERNELS[j].name, why);
+        else runnable.push_back(j);
+    }
+    run.swap(runnable);
     bool all_ok = true;
     printf("%-20s %-28s %10s %10s %9s\n", "size", "kernel", "ms", "GB/s", "TFLOP/s");
     for (const std::vector<long> &dims : sizes) {
@@ -219,7 +247,7 @@ static int main(int argc, char **argv) {
                 printf("%-20s %-28s FAILED: %s = %g (bound %g)\n", label, k.name, c.metric,
                        c.value, c.bound);
             }
-            if (bench_lines) bench_line(k.name, t, c, w, dims.data());
+            if (bench_lines) bench_line(bench_name(k), t, c, w, dims.data(), bench_extra(p, k));
             fflush(stdout);
         }
         teardown(p);

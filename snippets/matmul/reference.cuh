@@ -1,4 +1,4 @@
-// What the runner (sgemm.cu) checks every kernel with: random inputs made on the GPU, their
+// What sgemm.cu checks every kernel with: random inputs made on the GPU, their
 // BF16 copies for the tensor-core kernels, the float64 reference product and the error check.
 #pragma once
 #include <cuda_bf16.h>
@@ -91,7 +91,7 @@ static double tolerance(const char *precision, int k) {
 // Poison C with NaN (all bits set), run once, and compare with the float64 reference:
 // relative Frobenius error ||C - R|| / ||R||; any element left unwritten makes it infinite.
 template <typename F>
-static double check(F run, size_t n, float *C, const double *R, double *sums) {
+static double relative_error(F run, size_t n, float *C, const double *R, double *sums) {
     CUDA_CHECK(cudaMemset(C, 0xFF, n * sizeof(float)));
     run();
     CUDA_CHECK(cudaGetLastError());
