@@ -458,13 +458,12 @@ def test_error_ratio_is_computed_from_the_data(r):
     ratios = r.error_ratios(r.load(ROOT / "docs", "data/matmul-h200.json"))
     got = ratios[("cublas_bf16", "4096")]
     assert got == pytest.approx(err[("cublas_bf16", "4096")] / err[("cublas_fp32", "4096")])
-    shown = [r.error_ratio(ROOT / "docs", "data/matmul-h200.json", "cublas_bf16", bound)
+    shown = [r.error_ratio(ROOT / "docs", "cublas_bf16", bound, path="data/matmul-h200.json")
              for bound in ("min", "max")]
     every = [err[("cublas_bf16", c)] / err[("cublas_fp32", c)] for (v, c) in err
              if v == "cublas_bf16"]
     assert got in every and shown == [f"{min(every):,.0f}", f"{max(every):,.0f}"]
-    assert "{{ matmul.error_ratio path=data/matmul-h200.json variant=cublas_bf16 bound=max }}" \
-        in (ROOT / "docs/kernels/matmul-tensor-cores.md").read_text()
+    assert "{{ matmul.error cublas_bf16 max }}" in (ROOT / "docs/kernels/matmul-tensor-cores.md").read_text()
 
 
 def test_committed_h200_results_cover_every_size_and_meet_the_bars():
@@ -539,8 +538,11 @@ def test_ncu_paragraph_reads_the_profile(logs):
     per = f"{{metrics[{ld.format('sectors')}]:/{{metrics[{ld.format('requests')}]}}:.1f}}"
     assert cell(ROOT / "docs", "data/matmul-ncu-h200.json", per, where="kernel=naive") \
         == f"{prof['naive'][ld.format('sectors')] / prof['naive'][ld.format('requests')]:.1f}"
-    page = (ROOT / "docs/kernels/matmul.md").read_text()
-    assert f'where=kernel=coalesced show="{{metrics[{sm}]:,.0f}}" }}}} % of peak' in page
+    from renderers.matmul import ncu_value
+
+    assert ncu_value(ROOT / "docs", "coalesced", "sm_pct", ncu="data/matmul-ncu-h200.json") \
+        == f"{prof['coalesced'][sm]:,.0f}"
+    assert "{{ matmul.ncu coalesced sm_pct }} % of peak" in (ROOT / "docs/kernels/matmul.md").read_text()
 
 
 def test_numba_profile_and_tiles_tables(r, logs):

@@ -90,8 +90,13 @@ def test_every_mistake_raises_one_line_naming_the_page_and_the_placeholder(body,
 
 def test_a_misspelt_field_fails_the_strict_build(tmp_path):
     """The hook turns a RenderError into a PluginError: mkdocs build --strict stops on it."""
+    import importlib.util
+
     from mkdocs.exceptions import PluginError
-    import render_data
+
+    spec = importlib.util.spec_from_file_location("render_data", DOCS.parent / "hooks/render_data.py")
+    render_data = importlib.util.module_from_spec(spec)  # the hook, as mkdocs.yml loads it
+    spec.loader.exec_module(render_data)
 
     class Page:
         meta = {"data": "matmul-h200.json"}
