@@ -1,6 +1,7 @@
 """MkDocs hook: render tables, charts and figures from files under docs/data/ at build time.
 
-A page binds its data files once in its front matter (`data: x.json`) and asks for a block with
+A page binds its data files once in its front matter (`data: x.json`, and `topic: x` for its
+figures' short names) and asks for a block with
 `<!-- render NAME ... -->` on a line of its own (outside code fences) and for one figure inside a
 sentence with `{{ NAME ... }}` (syntax: renderers/page.py); the `renderers` package
 (hooks/renderers/, installed with the project) registers the names. An unknown name, argument,
@@ -33,9 +34,9 @@ def on_files(files, config):
 def on_page_markdown(markdown, page, config, files):
     docs_dir = Path(config["docs_dir"])
     try:
-        data = page.meta.get("data")
-        return (render_markdown(markdown, docs_dir, page.file.src_uri, data)
-                + provenance(markdown, docs_dir, page.file.src_uri, data))
+        data, topic = page.meta.get("data"), page.meta.get("topic")
+        return (render_markdown(markdown, docs_dir, page.file.src_uri, data, topic)
+                + provenance(markdown, docs_dir, page.file.src_uri, data, topic))
     except RenderError as exc:  # names the page and the placeholder already
         raise PluginError(str(exc)) from exc
     except (ValueError, OSError) as exc:

@@ -170,10 +170,11 @@ def page_html(page: Path) -> str:
     from renderers.page import provenance, render_markdown
 
     text, meta = get_data(page.read_text())
-    name, data = page.relative_to(DOCS).as_posix(), meta.get("data")
+    name, data, topic = page.relative_to(DOCS).as_posix(), meta.get("data"), meta.get("topic")
     uri = name.removesuffix(".md").removesuffix("index") + ("/" if name != "index.md" else "")
     with blocks_left_empty():
-        return markdown_html(render_markdown(text, DOCS, name, data) + provenance(text, DOCS, uri, data))
+        return markdown_html(render_markdown(text, DOCS, name, data, topic)
+                             + provenance(text, DOCS, uri, data, topic))
 
 
 @contextlib.contextmanager

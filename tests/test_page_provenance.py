@@ -36,15 +36,15 @@ def test_a_dirty_tree_is_said_and_a_page_without_figures_or_files_gets_nothing(t
 
 
 def test_every_page_with_a_results_file_or_a_snippet_gets_a_closing_line():
-    def measured(text: str, data) -> bool:
+    def measured(text: str, meta: dict) -> bool:
         return any('"gpu-survival-toolkit/results/' in (DOCS / rel).read_text()[:200]
-                   for rel in rendered_files(text, data))
+                   for rel in rendered_files(text, meta.get("data"), meta.get("topic")))
 
     for page in sorted(DOCS.rglob("*.md")):
         text, meta = get_data(page.read_text())
-        if measured(text, meta.get("data")) or shown_files(text):
+        if measured(text, meta) or shown_files(text):
             uri = str(page.relative_to(DOCS))
-            assert "page-provenance" in provenance(text, DOCS, uri, meta.get("data")), uri
+            assert "page-provenance" in provenance(text, DOCS, uri, meta.get("data"), meta.get("topic")), uri
 
 
 def test_a_planted_change_to_a_source_a_run_executed_is_found(tmp_path):

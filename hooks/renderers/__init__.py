@@ -42,6 +42,11 @@ get = functools.partial(_lookup, _REGISTRY, "renderer")
 get_value = functools.partial(_lookup, _VALUES, "value")
 
 
+def values() -> list[str]:
+    """Every registered figure name."""
+    return sorted(_VALUES)
+
+
 def data_file(docs_dir: Path, path: str) -> Path:
     file = docs_dir / path
     if not file.is_file():

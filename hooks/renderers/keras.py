@@ -111,11 +111,11 @@ def keras_rounds(docs_dir: Path, path: str, over: float = 1.15) -> str:
 
 @renderer("keras_step_time")
 def keras_step_time(docs_dir: Path, path: str, variants: str) -> str:
-    """Where a step's time goes, per variant: the step (host clock), the kernels and copies in a
+    """Where a step's time goes, per variant (a key or a climb step's number): the step (host clock), the kernels and copies in a
     trace of one epoch, the GPU idle rest, programs (or launches) and the 3 longest kernels."""
     doc, found = _climb(docs_dir, path)
     rows = []
-    for key in variants.split(","):
+    for key in (_key(doc, v) for v in variants.split(",")):
         t, step = (m := found[key])["extra"]["trace"], _step_ms(m)
         top = "<br>".join(f"{ms:.3f} `{name[:44]}`" for name, ms in t["top"][:3])
         rows.append([label(doc, key), m["params"]["batch_size"], f"{step:.3f}",
@@ -126,7 +126,8 @@ def keras_step_time(docs_dir: Path, path: str, variants: str) -> str:
                           rows, "lrrrrrrl") + "\n"
 
 
-# The climb's figures for sentences: {{ keras.NAME variant ... }}.
+# The climb's figures for sentences: {{ keras.NAME variant ... }}; a climb row by its key or
+# its step's number.
 @value("keras.busy")
 def busy(docs_dir: Path, variant: str, *, path: str) -> str:
     """The GPU-busy share of a row's step."""
@@ -141,7 +142,7 @@ def spread(docs_dir: Path, variant: str, *, path: str) -> str:
 
 @value("keras.rate")
 def images_per_s(docs_dir: Path, variant: str, *, path: str) -> str:
-    return cell(docs_dir, path, "{per_s[images]:,.0f}", f"variant={variant}")
+    return cell(docs_dir, path, "{per_s[images]:,.0f}", f"variant={_key(load(docs_dir, path), variant)}")
 
 
 @value("keras.over")
@@ -165,7 +166,18 @@ def rounds(docs_dir: Path, fact: str, *, path: str) -> str:
             "within15": lambda: f"{sum(v <= 1.15 for v in spread.values())} of {len(spread)} rows within 1.15"}[fact]()
 
 
+def _key(doc: dict, variant: str) -> str:
+    """A row's key; a climb step's number (`11`, as the page's prose names the steps) is its row."""
+    if not variant.isdigit():
+        return variant
+    if not (keys := [k for k, v in doc["variants"].items()
+                     if v["group"] == "climb" and v["step"] == variant]):
+        raise ValueError(f"no climb step {variant}")
+    return keys[0]
+
+
 def _row(docs_dir: Path, path: str, variant: str) -> dict:
-    if (m := _climb(docs_dir, path)[1].get(variant)) is None:
+    doc, found = _climb(docs_dir, path)
+    if (m := found.get(_key(doc, variant))) is None:
         raise ValueError(f"{path} has no end-to-end row {variant!r}")
     return m

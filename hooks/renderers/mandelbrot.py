@@ -1,6 +1,6 @@
 """Mandelbrot page: the summary, chart, compile and ceiling tables from a results file written
 by bench/run.py, and the figures its sentences name (`{{ mandelbrot.NAME ... }}`). Labels
-come from the file; the per-case tables are `table` directives."""
+come from the file."""
 
 from __future__ import annotations
 
@@ -92,6 +92,19 @@ def fp64_ceiling(docs_dir: Path, path: str, specs: str, loops: str) -> str:
 
 
 # --- One figure each, for the page's sentences: {{ mandelbrot.NAME ... }} ----------------------
+@renderer("mandelbrot_summary")
+def summary_table(docs_dir: Path, *, path: str) -> str:
+    """Case by case, the tuned float64 kernel against the fastest CPU variant, kernel only and
+    end to end."""
+    return table(docs_dir, path, "Case=`{case}`;Size={width} x {height} pixels, {iterations} "
+                 "iterations;Fastest CPU variant={cpu[label]}: {cpu[s]:time};GPU kernel={s:time};"
+                 "Speed-up={over_cpu:ratio};GPU end to end={e2e[s]:time};"
+                 "Speed-up={e2e[over_cpu]:ratio};"
+                 "GPU pixel-iterations per second={per_s[pixel_iterations]:sig}", "lllrrrrr",
+                 where="variant=cuda_f64_fast phase=kernel", join="cpu=case={case} phase=kernel "
+                 "device=cpu;e2e=case={case} phase=end_to_end variant={variant}")
+
+
 SIZE = "{width} x {height} pixels, {iterations} iterations"
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from . import load_json, markdown_table, read_csv, renderer, svg_figure, value
 from .run_details import label, load
-from .table import pick
+from .table import pick, table
 
 # The yardstick of each variant: cuBLAS in the same process and precision (the CUDA C binary's
 # own calls, cublas_<precision>; for Numba and Triton, cuBLAS through PyTorch just before them).
@@ -219,3 +219,44 @@ def matmul_stalls(docs_dir: Path, ncu: str, stalls: str, names: str) -> str:
             if (cells := [p.get(row["metric"]) for p in profiles[:len(heads)]]) != [None] * len(
                 heads)]
     return markdown_table(["Nsight Compute", "meaning", *heads], rows, "ll" + "r" * len(heads))
+
+
+BUILD_COLUMNS = ("CUDA C kernel={what};registers per thread={registers};spilled bytes={spill_stores};"
+                 "shared memory per block={shared_kib:.1f} KiB{dynamic: (?)}")
+
+
+def tile_name(instance: str, step: str) -> tuple[int, str]:
+    """(-block tile area, its row name) of a warp-tile instance, wt_<BM>x<BN>x<BK>_<WM>x<WN>_
+    <WMITER>x<WNITER>_<TM>x<TN>_<threads>_<blocks a SM>_g<group>: "7 warp tiles, 128×256"."""
+    parts = instance.split("_")
+    bm, bn = (int(x) for x in parts[1].split("x")[:2])
+    return -bm * bn, f"{step}, {bm}×{bn}" + (", two per SM" if parts[6] == "2" else "")
+
+
+@renderer("matmul_build")
+def matmul_build(docs_dir: Path, *, path: str, build: str) -> str:
+    """Registers, spills and shared memory (the `build` report) of each FP32 CUDA C step of the
+    results file `path`; a step that ran several tile instances (7) gets a row per tile it ran,
+    the largest block tile first."""
+    ix, names = index(doc := load(docs_dir, path)), {}
+    for v, spec in doc["variants"].items():
+        if not (v.startswith("cuda_c/") and spec["step"].isdigit() and int(spec["step"]) <= 7):
+            continue
+        words = label(doc, v).partition(", ")[2]
+        ran = {m["extra"]["instance"].rsplit("_k", 1)[0] for (w, _), m in ix.items()
+               if w == v and m["extra"].get("instance")}
+        tiles = sorted((*tile_name(t, words.split(",")[0]), t) for t in ran)
+        names.update({t: name for _, name, t in tiles} if ran else {v.split("/", 1)[1]: words})
+    return table(docs_dir, build, BUILD_COLUMNS, "lrrr", where="kernel=" + ",".join(names),
+                 names=";".join(f"{k}={n}" for k, n in names.items()))
+
+
+@renderer("matmul_precisions")
+def matmul_precisions(docs_dir: Path, *, path: str) -> str:
+    """cuBLAS in FP32, TF32 and BF16 at every size: speed and error, each against FP32's."""
+    return table(docs_dir, path, "size={params:dims};cuBLAS={what};TFLOP/s={tflops:.1f};"
+                 "speed vs FP32={fp32[s]:/{s}:.1f}×;error={error[value]:.1e};"
+                 "error vs FP32={error[value]:/{fp32[error][value]}:,.0f}×", "llrrrr",
+                 where="variant=cublas_fp32,cublas_tf32,cublas_bf16 phase=kernel case=[!c]*",
+                 sort="case", names="cublas_fp32=FP32;cublas_tf32=TF32;cublas_bf16=BF16",
+                 join="fp32=variant=cublas_fp32 case={case} phase=kernel")

@@ -9,6 +9,8 @@ docs/data/), or several by name, `data: {m: matmul-h200.json, tune: matmul-tune-
 the first being the page's default. A renderer's file argument (FILE_ARGS) takes a bound name
 (`path=tune`) or a path under docs/ (a value with a `/`); left out, it is the file bound under
 its own name (`specs: ...`), and `path` the page's default.
+A page may name its topic too, `topic: matmul`: a figure's bare name is then the topic's
+first (`{{ share x }}` is `{{ matmul.share x }}`), else a name of no topic (`cell`, `field`).
 Arguments are `key=value` or, in the order the function names them, bare words:
 `{{ matmul.share cuda_c/warptile }}`. An unknown name, argument, field or row raises.
 
@@ -26,7 +28,7 @@ import shlex
 import textwrap
 from pathlib import Path
 
-from . import get, get_value
+from . import get, get_value, values
 
 
 class RenderError(Exception):
@@ -40,7 +42,7 @@ FENCE = re.compile(r"^\s*(```|~~~)")
 # block is Markdown already, and the attribute would stay in the HTML.
 MARK = '<div data-rendered="{}"{}>'
 CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
-FILE_ARGS = ("path", "confirm", "specs", "loops", "ncu", "stalls")  # arguments that name a file
+FILE_ARGS = ("path", "confirm", "specs", "loops", "ncu", "stalls", "build")  # arguments that name a file
 
 
 def bindings(data: str | dict | None) -> dict[str, str]:
@@ -51,6 +53,15 @@ def bindings(data: str | dict | None) -> dict[str, str]:
     if not isinstance(named, dict) or not all(isinstance(v, str) for v in named.values()):
         raise RenderError(f"front matter data: {data!r} is neither a file nor {{name: file}}")
     return {k: f"data/{v}" for k, v in named.items()}
+
+
+def full_name(name: str, topic: str | None) -> str:
+    """The figure a placeholder names: with a page topic, a bare name is the topic's first."""
+    return f"{topic}.{name}" if topic and "." not in name and f"{topic}.{name}" in values() else name
+
+
+def value_of(name: str, topic: str | None):
+    return get_value(full_name(name, topic))
 
 
 def parse_args(text: str) -> tuple[list[str], dict[str, str]]:
@@ -87,20 +98,22 @@ def render_page(source: str, docs_dir: Path, page_name: str) -> str:
     from mkdocs.utils.meta import get_data
 
     markdown, meta = get_data(source)
-    return render_markdown(markdown, docs_dir, page_name, meta.get("data"))
+    return render_markdown(markdown, docs_dir, page_name, meta.get("data"), meta.get("topic"))
 
 
 def render_markdown(markdown: str, docs_dir: Path, page_name: str,
-                    data: str | dict | None = None) -> str:
-    """`data`: the page's front-matter binding (see the module's docstring)."""
+                    data: str | dict | None = None, topic: str | None = None) -> str:
+    """`data`, `topic`: the page's front matter (see the module's docstring)."""
     bound = bindings(data)
+    if topic is not None and not any(n.startswith(f"{topic}.") for n in values()):
+        raise RenderError(f"{page_name}: front matter topic: {topic!r} names no figures")
     out, in_fence = [], False
     for line in markdown.splitlines():
         if FENCE.match(line):
             in_fence = not in_fence
         match = None if in_fence else DIRECTIVE.match(line.strip())
         if not match:
-            out.append(line if in_fence else render_values(line, docs_dir, page_name, bound))
+            out.append(line if in_fence else render_values(line, docs_dir, page_name, bound, topic))
             continue
         name = match["name"]
         try:
@@ -114,23 +127,24 @@ def render_markdown(markdown: str, docs_dir: Path, page_name: str,
     return "\n".join(out) + "\n"
 
 
-def render_values(line: str, docs_dir: Path, page_name: str, bound: dict[str, str]) -> str:
+def render_values(line: str, docs_dir: Path, page_name: str, bound: dict[str, str],
+                  topic: str | None = None) -> str:
     """Replace each {{ name key=value }} placeholder of a line by the one figure it names,
     marked as rendered (see the module's docstring)."""
     def span(match: re.Match) -> str:  # a code span holding placeholders: mark it whole
         first = VALUE.search(match[0])
-        return (f'<span data-rendered="{first["name"]}">{VALUE.sub(one, match[0])}</span>'
+        return (f'<span data-rendered="{full_name(first["name"], topic)}">{VALUE.sub(one, match[0])}</span>'
                 if first else match[0])
 
     def marked(match: re.Match) -> str:
         before = line[:match.start()]
         if before.rfind("<") > before.rfind(">") or before.rfind("](") > before.rfind(")"):
             return one(match)  # an attribute or a link target: no element can go there
-        return f'<span data-rendered="{match["name"]}">{one(match)}</span>'
+        return f'<span data-rendered="{full_name(match["name"], topic)}">{one(match)}</span>'
 
     def one(match: re.Match) -> str:
         try:
-            text = call(get_value(match["name"]), docs_dir, match["args"], bound)
+            text = call(value_of(match["name"], topic), docs_dir, match["args"], bound)
             if not isinstance(text, str) or "\n" in text or not text.strip():
                 raise ValueError(f"rendered {text!r}, not one line of text")
         except Exception as exc:  # any failure must stop the build, with the page named
@@ -151,23 +165,26 @@ def shown_files(markdown: str) -> list[str]:
     return list(dict.fromkeys(m["path"] for m in INCLUDE.finditer(markdown)))
 
 
-def rendered_files(markdown: str, data: str | dict | None = None) -> list[str]:
+def rendered_files(markdown: str, data: str | dict | None = None,
+                   topic: str | None = None) -> list[str]:
     """The files a page's placeholders render as `path` (named or bound), in page order."""
     bound, found, in_fence = bindings(data), [], False
     for line in markdown.splitlines():
         in_fence ^= bool(FENCE.match(line))
         directive = None if in_fence else DIRECTIVE.match(line.strip())
         for lookup, m in ([(get, directive)] if directive else
-                          [] if in_fence else [(get_value, v) for v in VALUE.finditer(line)]):
+                          [] if in_fence else [(value_of, v) for v in VALUE.finditer(line)]):
             words, kwargs = parse_args(m["args"])
-            names = list(inspect.signature(lookup(m["name"])).parameters)
+            func = lookup(m["name"], topic) if lookup is value_of else lookup(m["name"])
+            names = list(inspect.signature(func).parameters)
             path = kwargs.get("path") or (bound and "path" in names and names.index("path") > len(words)
                                           and next(iter(bound.values())))
             found.append(bound.get(path, path) if path else None)
     return [f for f in dict.fromkeys(found) if f and f.endswith(".json")]
 
 
-def provenance(markdown: str, docs_dir: Path, page_uri: str, data: str | dict | None = None) -> str:
+def provenance(markdown: str, docs_dir: Path, page_uri: str, data: str | dict | None = None,
+               topic: str | None = None) -> str:
     """What closes every page that shows measurements or code: for each results file the page
     renders, the GPU (or CPU), date and commit it was measured with; and each shown file as a
     download served with the site (see the hook's on_files)."""
@@ -175,7 +192,7 @@ def provenance(markdown: str, docs_dir: Path, page_uri: str, data: str | dict | 
     from bench.system import changed_sources  # the check of what the run executed
 
     runs = []
-    for rel in rendered_files(markdown, data):
+    for rel in rendered_files(markdown, data, topic):
         if '"gpu-survival-toolkit/results/' not in (docs_dir / rel).read_text()[:200]:
             continue  # a fact table or another tool's report, not a benchmark run
         doc = results.read_results(docs_dir / rel)
