@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--threshold must be strictly between 0 and 1, got {args.threshold}")
     try:
         backend = os.environ.get("KERAS_BACKEND", "tensorflow")
-        if backend not in BACKENDS:  # Keras would silently fall back to TensorFlow
+        if backend not in BACKENDS:  # Keras would raise "Unable to import backend" with a traceback
             raise InputError(f"KERAS_BACKEND={backend!r} is not one of {', '.join(BACKENDS)}")
         if not args.model.is_file():
             raise InputError(f"model file {args.model} does not exist" if not args.model.exists()

@@ -368,7 +368,7 @@ def load_saved(keras, path: Path):
 
 
 def check_backend() -> str:
-    """The Keras backend asked for; Keras itself silently falls back to TensorFlow."""
+    """The Keras backend asked for; Keras itself answers an unknown one with a traceback."""
     name = os.environ.get("KERAS_BACKEND", "tensorflow")
     if name not in BACKENDS:
         raise InputError(f"KERAS_BACKEND={name!r} is not one of {', '.join(BACKENDS)}")
