@@ -386,3 +386,13 @@ class Lesson:
         def kernel():
             last["out"] = launch(*device, *self.args)
         return Prepared(run=run, kernel=kernel, fetch=lambda: self.get(last["out"]))
+
+
+@dataclass(frozen=True)
+class Cast:
+    """Another adapter's row on the case's inputs cast once, untimed, to `dtype` (NumPy's)."""
+    dtype: str
+    row: Any
+
+    def prepare(self, inputs: tuple, params: dict):
+        return self.row.prepare(tuple(np.asarray(a, self.dtype) for a in inputs), params)
