@@ -8,7 +8,7 @@
 #   mandelbrot-summary.txt, mandelbrot-runner.log, mandelbrot-sass.txt, mandelbrot-tests.txt,
 #   mandelbrot-host.txt       -> gpu/logs/<date>/mandelbrot-*.txt
 # The image (docs/assets/images/mandelbrot.png) and the notebook are made by the commands of the
-# page (run.py mandelbrot --image; jupyter execute), not here: both take longer than this budget.
+# page (tools/mandelbrot_image.py; jupyter execute), not here: both take longer than this budget.
 # MANDELBROT_DRY_RUN=1 does the same steps on the CUDA simulator at tiny sizes (no SASS there).
 set -u
 : "${RESULTS_DIR:?set RESULTS_DIR to an empty folder for the outputs}"

@@ -74,21 +74,21 @@ def test_check_refuses_a_product_outside_its_tolerance(machine):
 
 def test_check_refuses_a_wrong_saxpy_and_a_short_copy(machine):
     ref = machine.reference({"n": 2**16})
-    assert machine.check("cpu_saxpy", ref["want"], ref)["ok"]
-    wrong = ref["want"].copy()
+    assert machine.check("cpu_saxpy", ref["saxpy"], ref)["ok"]
+    wrong = ref["saxpy"].copy()
     wrong[7] += 1
     assert machine.check("cpu_saxpy", wrong, ref)["value"] == 1
-    assert not machine.check("gpu_copy", ref["x"][:10], ref)["ok"]
-    assert machine.check("h2d_pinned", ref["x"][:10], ref)["ok"]  # end to end checks a prefix
+    assert not machine.check("gpu_copy", ref["copy"][:10], ref)["ok"]
+    assert machine.check("h2d_pinned", ref["copy"][:10], ref)["ok"]  # end to end checks a prefix
 
 
 def test_cpu_variants_compute_the_right_thing(machine):
     ref = machine.reference({"n": 2**16})
     for variant in ("cpu_read", "cpu_copy", "cpu_saxpy"):
-        out = machine.setup(variant, {"n": 2**16}).run()
+        out = machine.BENCHMARK.setup(variant, {"n": 2**16}).run()
         assert machine.check(variant, out, ref)["ok"], variant
     mm = machine.reference({"n": 128})
-    c = machine.setup("cpu_fp32", {"n": 128}).run()
+    c = machine.BENCHMARK.setup("cpu_fp32", {"n": 128}).run()
     assert machine.check("cpu_fp32", np.asarray(c), mm)["ok"]
 
 

@@ -1,9 +1,10 @@
 """Mandelbrot: every variant of the registry against pure Python, the CUDA kernels on the
-simulator, the benchmark's work counts and options, the renderers, the notebook; and (marked gpu)
+simulator, the benchmark's work counts, the image tool and --sass, the renderers, the notebook; and (marked gpu)
 the kernels at full size."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -121,12 +122,20 @@ def test_check_flags_a_wrong_result():
     assert not bm.check("njit", ref[:4], ref)["ok"]  # wrong shape
 
 
-def test_image_option_writes_the_picture_and_runs_no_benchmark(tmp_path, monkeypatch, capsys):
+def image_tool():
+    spec = importlib.util.spec_from_file_location("mandelbrot_image", ROOT / "tools/mandelbrot_image.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return tool
+
+
+def test_image_tool_writes_the_picture_of_the_deep_case(tmp_path, monkeypatch, capsys):
     from bench.runner import Case
 
+    monkeypatch.setitem(sys.modules, "benchmark", bm)  # the registry the tool imports
     monkeypatch.setitem(bm.CASES, "deep", Case({"width": 24, "height": 16, "iterations": 30}))
     png = tmp_path / "m.png"
-    assert bm.main(["--image", str(png)]) == 0
+    assert image_tool().main([str(png)]) == 0
     assert capsys.readouterr().out == f"image written to {png}\n"
     import matplotlib.pyplot as plt
 
@@ -136,30 +145,35 @@ def test_image_option_writes_the_picture_and_runs_no_benchmark(tmp_path, monkeyp
     assert rgba[0, 0, :3].any()  # the corner (-2, -1) escapes at once: coloured
 
 
-BAD_OPTIONS = {"image extension": ["--image", "build/m.jpg"], "image folder": ["--image", "docs"],
-               "image missing folder": ["--image", "no/such/folder/m.png"],
-               "image unwritable folder": ["--image", "/proc/m.png"],
-               "sass extension": ["--sass", "build/s.sass"],
-               "sass on the simulator": ["--sass", "build/s.txt"]}
+BAD_IMAGES = {"extension": "build/m.jpg", "folder": "docs", "missing folder": "no/such/m.png",
+              "unwritable folder": "/proc/m.png"}
 
 
-@pytest.mark.parametrize("args", list(BAD_OPTIONS.values()), ids=list(BAD_OPTIONS))
-def test_bad_options_are_one_line_before_any_work(args, monkeypatch, capsys):
+@pytest.mark.parametrize("png", list(BAD_IMAGES.values()), ids=list(BAD_IMAGES))
+def test_bad_image_names_are_one_line_before_any_work(png, monkeypatch, capsys):
     monkeypatch.setattr(bm, "reference", lambda p: pytest.fail("computed before checking"))
-    monkeypatch.setattr(bm.run, "main", lambda *a: pytest.fail("ran the benchmark"))
-    monkeypatch.setattr(mb.config, "ENABLE_CUDASIM", 1)  # --sass: refused on the simulator
+    monkeypatch.setitem(sys.modules, "benchmark", bm)
     with pytest.raises(SystemExit) as exit_:
-        bm.main(args)
+        image_tool().main([png])
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and err.startswith("error: ") and err.count("\n") == 1
 
 
+def test_sass_is_refused_on_the_simulator_before_any_work(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(mb.config, "ENABLE_CUDASIM", 1)
+    monkeypatch.setattr(bm.BENCHMARK, "setup", lambda *a: pytest.fail("launched a kernel"))
+    with pytest.raises(SystemExit) as exit_:
+        bm.run.main(bm.BENCHMARK, ["--sass", str(tmp_path / "s.txt")])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err == "error: --sass needs an NVIDIA GPU (not the CUDA simulator)\n"
+
+
 def test_options_as_a_reader_sees_them():
-    out = run_snippet("mandelbrot/benchmark.py", "--image", "m.jpg")
-    assert (out.returncode, out.stderr) == (2, "error: argument --image: m.jpg: the file name "
-                                               "must end in .png\n")
+    out = subprocess.run([sys.executable, str(ROOT / "tools/mandelbrot_image.py"), "m.jpg"],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert (out.returncode, out.stderr) == (2, "error: m.jpg: the file name must end in .png\n")
     out = run_snippet("bench/run.py", "mandelbrot", "--help")
-    assert out.returncode == 0 and "--image PNG" in out.stdout and "--output" in out.stdout
+    assert out.returncode == 0 and "--sass TXT" in out.stdout and "--output" in out.stdout
 
 
 def execute_notebook(output, **env):
@@ -211,7 +225,7 @@ def test_fast_f64_kernel_clears_the_bar_on_the_large_case():
     from bench import timing
 
     p = bm.CASES["large"].params
-    prepared = bm.setup("cuda_f64_fast", p)
+    prepared = bm.BENCHMARK.setup("cuda_f64_fast", p)
     prepared.kernel()
     ref = bm.reference(p)
     assert bm.check("cuda_f64_fast", prepared.fetch(), ref)["ok"]

@@ -402,3 +402,41 @@ class FirstCall:
 
     def first_call_s(self, params: dict) -> float | None:
         return self.seconds.get(json.dumps(params, sort_keys=True))
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """A lesson's own functions, on the case's inputs as they are (not copied): `whole(*inputs,
+    *args)` is the reader's call, host data in and the result out (timed end to end; on the GPU
+    it must wait for the device, as a copy back does). On the GPU, `put(*inputs, *args)` returns
+    the kernel's arguments on the device (done once) and `launch(*those, *args)` runs the kernel
+    alone on them (timed with CUDA events), returning the device result that `get` copies back
+    to be checked (default: Numba's `copy_to_host`, else the result as it is)."""
+    whole: Callable | str
+    put: Callable | str | None = None
+    launch: Callable | str | None = None
+    args: tuple = ()
+    get: Callable = lambda d: d.copy_to_host() if hasattr(d, "copy_to_host") else d
+
+    def prepare(self, inputs: tuple, params: dict):
+        from bench.runner import Prepared
+
+        whole = resolve(self.whole)
+        run = lambda: whole(*inputs, *self.args)  # noqa: E731
+        if self.launch is None:
+            return Prepared(run=run)
+        device, launch, last = resolve(self.put)(*inputs, *self.args), resolve(self.launch), {}
+
+        def kernel():
+            last["out"] = launch(*device, *self.args)
+        return Prepared(run=run, kernel=kernel, fetch=lambda: self.get(last["out"]))
+
+
+@dataclass(frozen=True)
+class Cast:
+    """Another adapter's row on the case's inputs cast once, untimed, to `dtype` (NumPy's)."""
+    dtype: str
+    row: Any
+
+    def prepare(self, inputs: tuple, params: dict):
+        return self.row.prepare(tuple(np.asarray(a, self.dtype) for a in inputs), params)

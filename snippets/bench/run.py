@@ -47,7 +47,7 @@ import argparse  # noqa: E402  (after the handler: these imports take time)
 import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from bench import cli, results, runner, system, timing  # noqa: E402
+from bench import adapters, cli, results, runner, system, timing  # noqa: E402
 
 SNIPPETS = Path(__file__).resolve().parents[1]  # the topics: snippets/<topic>/benchmark.py
 PARTIAL_NOTE = "partial results: the run had not finished when this was written"
@@ -80,6 +80,10 @@ def parser(name: str) -> cli.Parser:
                    help="fresh processes per variant and cache state for compile times; "
                         "0 skips (default 2)")
     p.add_argument("--output", help="results file to write (JSON)")
+    p.add_argument("--sass", type=cli.output_path, metavar="TXT",
+                   help="write the SASS (GPU machine code) of the Numba CUDA kernels the GPU rows "
+                        "launch, each compiled on the probe case (needs an NVIDIA GPU and "
+                        "nvdisasm); given without --output, runs no benchmark")
     after = p.add_mutually_exclusive_group()  # what to do with an interrupted run's partial file
     after.add_argument("--resume", action="store_true",
                        help="keep what <output>.partial.json already holds and run only the rest")
@@ -198,12 +202,14 @@ def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
     main_file = getattr(sys.modules["__main__"], "__file__", None)
     script = Path(main_file).resolve() if main_file else None  # the benchmark.py being run
     if not args.probe_compile:  # the output first: no work is done for a file that cannot land
-        if not args.output:
+        if not (args.output or args.sass):
             p.error("--output is required")
         try:
-            output = cli.check_output(args.output)
+            output = cli.check_output(args.output) if args.output else None
         except ValueError as exc:
             p.error(f"--output: {exc}")
+        if args.sass and not adapters.real_gpu():
+            p.error("--sass needs an NVIDIA GPU (not the CUDA simulator)")
     unknown = [v for v in args.variants or [] if v not in bench.variants]
     if unknown:
         p.error(f"unknown variant {', '.join(unknown)}; choose from {', '.join(bench.variants)}")
@@ -214,6 +220,13 @@ def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
     unknown = [c for c in cases if c not in bench.cases]
     if unknown:
         p.error(f"unknown case {', '.join(unknown)}; choose from {', '.join(bench.cases)}")
+    if args.sass:
+        from bench import sass
+
+        cli.atomic_write(args.sass, sass.dump(bench))
+        print(f"SASS written to {args.sass}")
+        if output is None:
+            return 0
     partial = cli.partial_path(output)
     if partial is None and (args.resume or args.finish):
         p.error(f"--output {output} is not a file: there is no partial file to continue")

@@ -62,3 +62,32 @@ def loops(text: str) -> dict[str, dict]:
                             "other": (total - sum(float_ops.values())) / trips,
                             "float_ops": float_ops}
     return kernels
+
+
+def dump(bench) -> str:
+    """The SASS of every Numba CUDA kernel that the GPU rows of `bench` launch, each compiled by
+    one launch on the benchmark's probe case, in sections headed "===== VARIANT FUNCTION" (what
+    `loops` reads). `run.py TOPIC --sass FILE` writes it; it needs a GPU and nvdisasm."""
+    import sys
+
+    from numba.cuda.dispatcher import CUDADispatcher
+
+    def kernels() -> dict:  # every kernel (not device function) of a loaded module: its overloads
+        found = {}
+        for module in list(sys.modules.values()):
+            for value in list(getattr(module, "__dict__", {}).values()):
+                if isinstance(value, CUDADispatcher) and not value.targetoptions.get("device"):
+                    found[id(value)] = (value, set(value.overloads))
+        return found
+    parts = []
+    for key in bench.runnable():
+        prepared = bench.setup(key, bench.probe_params) if bench.device(key) == "gpu" else None
+        if prepared is None or prepared.kernel is None:
+            continue
+        before = kernels()
+        prepared.kernel()
+        for ident, (kernel, signatures) in kernels().items():
+            for signature in signatures - before.get(ident, (None, set()))[1]:
+                parts.append(f"===== {key} {kernel.py_func.__name__}\n"
+                             f"{kernel.inspect_sass(signature)}\n")
+    return "".join(parts)

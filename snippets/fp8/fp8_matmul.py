@@ -37,12 +37,18 @@ def quantize(t):
     return q, s
 
 
-def fp8_matmul(a_q, s_a, b_q, s_b):
+def quantized(a, b):
+    """fp8_matmul's operands: a and b's columns as rows (the layout cuBLAS wants), quantised."""
+    return (*quantize(a), *quantize(b.t().contiguous()))
+
+
+def fp8_matmul(a_q, s_a, b_q, s_b, fast_accum=False):
     """(s_a * a_q) @ (s_b * b_q) in BF16. cuBLAS wants the second operand column-major: b_q is
     given as b.T's rows (N x K, row-major) and passed transposed, which is free."""
     import torch
 
-    return torch._scaled_mm(a_q, b_q.t(), scale_a=s_a, scale_b=s_b, out_dtype=torch.bfloat16)
+    return torch._scaled_mm(a_q, b_q.t(), scale_a=s_a, scale_b=s_b, out_dtype=torch.bfloat16,
+                            use_fast_accum=fast_accum)
 # --8<-- [end:quantize]
 
 
@@ -68,8 +74,7 @@ if __name__ == "__main__":
 
     g = torch.Generator(device="cuda").manual_seed(0)
     a, b = (torch.randn(n, n, device="cuda", generator=g) for _ in range(2))
-    a_q, s_a = quantize(a)
-    bt_q, s_b = quantize(b.t().contiguous())  # b's columns as rows: the layout cuBLAS wants
+    a_q, s_a, bt_q, s_b = quantized(a, b)
     fp8 = fp8_matmul(a_q, s_a, bt_q, s_b)
     bf16 = a.bfloat16() @ b.bfloat16()
     for name, c, da, db in (("fp8 e4m3", fp8, a_q.float() * s_a, (bt_q.float() * s_b).t()),

@@ -5,9 +5,8 @@ matrix-product rates (NumPy's BLAS). GPU (through PyTorch): device copy and SAXP
 host<->device copies with pageable and pinned memory, and FP64, FP32, TF32 and BF16
 matrix-product rates (cuBLAS). Every result is checked before it is timed.
 
-Run it with:  python snippets/bench/run.py machine --output machine.json
-         (or:  python snippets/machine/benchmark.py --output machine.json)
-A quick check with small sizes:  python snippets/bench/run.py machine --cases quick-cpu ...
+Run: python snippets/bench/run.py machine   (quick, small sizes: --cases quick-cpu,quick-cpu-matmul)
+The CPU's streaming kernels are SAXPY's lesson (snippets/saxpy/saxpy_numba_cpu.py).
 """
 
 from __future__ import annotations
@@ -16,13 +15,16 @@ from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import functools
 import sys
+from pathlib import Path
 
 import numpy as np
-from numba import njit, prange
 
-from bench.runner import Benchmark, Case, Prepared, Variant
+from bench.adapters import Cast, Custom, DeviceCopy, Lesson, OnDevice, OnHost, pinned
+from bench.registry import Benchmark, Case, Prepared, Variant, exact, stream
 
-A = np.float32(2.0)
+sys.path.append(str(Path(__file__).resolve().parents[1] / "saxpy"))  # SAXPY's CPU lesson
+from saxpy_common import A, make_inputs  # noqa: E402
+
 # Largest relative error (Frobenius norm, against float64) each precision may show.
 TOLERANCE = {"fp64": 1e-12, "fp32": 1e-4, "tf32": 1e-2, "bf16": 2e-2}
 
@@ -46,69 +48,79 @@ def counts(variant: str, p: dict, ref) -> dict:
 # --8<-- [end:counts]
 
 
-# ---------------------------------------------------------------- CPU kernels
+def gpu_matmul(precision: str) -> Cast:
+    """torch.matmul in `precision` (TF32: PyTorch's switch, on for that row only); end to end
+    from the host matrices, back: the 64 rows that are checked."""
+    def put(a, b):
+        import torch
 
-@njit(parallel=True)
-def cpu_copy(src, dst):
-    for i in prange(dst.size):
-        dst[i] = src[i]
+        dtype = {"fp64": torch.float64, "bf16": torch.bfloat16}.get(precision, torch.float32)
+        a, b = (torch.from_numpy(m).to("cuda").to(dtype) for m in (a, b))
+        return a, b, torch.empty_like(a)
 
+    def launch(a, b, c):
+        import torch
 
-@njit(parallel=True, fastmath=True)  # fastmath: a vectorised sum (exact here)
-def cpu_read(x):
-    total = 0.0
-    for i in prange(x.size):
-        total += x[i]
-    return total
-
-
-@njit(parallel=True)
-def cpu_saxpy(a, x, y):
-    for i in prange(y.size):
-        y[i] = a * x[i] + y[i]
+        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+        return torch.matmul(a, b, out=c)
+    rows = lambda c: c[:64].cpu().double().numpy()  # noqa: E731
+    return Cast("float64" if precision == "fp64" else "float32",
+                Lesson(lambda a, b: rows(launch(*put(a, b))), put, launch, get=rows))
 
 
-# ---------------------------------------------------------------- cases and variants
+def pcie(direction: str, memory: str) -> Custom:
+    """PyTorch's copy of the case's x between host memory (pageable or pinned) and the device;
+    end to end is the same copy, then (host to device) a 1 Mi-element prefix back to check."""
+    def prepare(p: dict) -> Prepared:
+        import torch
 
-STREAM = ("read", "copy", "saxpy")
-CPU_MM = ("cpu_fp64", "cpu_fp32")
-GPU_MM = ("gpu_fp64", "gpu_fp32", "gpu_tf32", "gpu_bf16")
-PCIE = ("h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned")
+        host = torch.from_numpy(make_inputs(p["n"])[0])
+        host = host.pin_memory() if memory == "pinned" else host
+        d = host.to("cuda")
+        if direction == "h2d":
+            return Prepared(run=lambda: d.copy_(host)[:2**20].cpu().numpy(),
+                            kernel=lambda: d.copy_(host), fetch=lambda: d.cpu().numpy())
+        return Prepared(run=lambda: host.copy_(d).numpy(), kernel=lambda: host.copy_(d),
+                        fetch=host.numpy)
+    return Custom(prepare)
+
+
+cpu = lambda label, fn, *args, **kw: Variant(  # noqa: E731 - SAXPY's CPU lesson, by name
+    label, "cpu", group="ceiling", measure=OnHost(f"saxpy_numba_cpu:{fn}", args, **kw))
+cpu_mm = lambda label, dtype: Variant(label, "cpu", group="ceiling",  # noqa: E731 - NumPy's BLAS
+                                      measure=Cast(dtype, OnHost(np.matmul, out="like")))
+mm = lambda label, p: Variant(label, group="ceiling", measure=gpu_matmul(p))  # noqa: E731
 # The registry: the label the page's table shows (the size is added there), and the roofline
 # group: a ceiling (memory or compute roof), a point, or a host<->device transfer.
 VARIANTS = {
-    "cpu_read": Variant("read (sum) bandwidth", device="cpu", group="ceiling"),
-    "cpu_copy": Variant("copy bandwidth", device="cpu", group="ceiling"),
-    "cpu_saxpy": Variant("SAXPY bandwidth", device="cpu", group="ceiling"),
-    "cpu_fp64": Variant("FP64 matrix product", device="cpu", group="ceiling"),
-    "cpu_fp32": Variant("FP32 matrix product", device="cpu", group="ceiling"),
-    "gpu_copy": Variant("copy bandwidth", group="ceiling"),
-    "gpu_saxpy": Variant("SAXPY bandwidth", group="point"),
-    "gpu_fp64": Variant("FP64 matrix product", group="ceiling"),
-    "gpu_fp32": Variant("FP32 matrix product", group="ceiling"),
-    "gpu_tf32": Variant("TF32 matrix product", group="ceiling"),
-    "gpu_bf16": Variant("BF16 matrix product", group="ceiling"),
-    "h2d_pageable": Variant("host → device, pageable memory", group="transfer"),
-    "h2d_pinned": Variant("host → device, pinned memory", group="transfer"),
-    "d2h_pageable": Variant("device → host, pageable memory", group="transfer"),
-    "d2h_pinned": Variant("device → host, pinned memory", group="transfer"),
+    "cpu_read": cpu("read (sum) bandwidth", "read", take=1),
+    "cpu_copy": cpu("copy bandwidth", "copy", take=1, out="like"),
+    "cpu_saxpy": cpu("SAXPY bandwidth", "saxpy", A),
+    "cpu_fp64": cpu_mm("FP64 matrix product", "float64"),
+    "cpu_fp32": cpu_mm("FP32 matrix product", "float32"),
+    "gpu_copy": Variant("copy bandwidth", group="ceiling", measure=DeviceCopy("torch")),
+    "gpu_saxpy": Variant("SAXPY bandwidth", group="point", measure=OnDevice(
+        "torch", lambda x, y: y.add_(x, alpha=float(A)))),
+    "gpu_fp64": mm("FP64 matrix product", "fp64"),
+    "gpu_fp32": mm("FP32 matrix product", "fp32"),
+    "gpu_tf32": mm("TF32 matrix product", "tf32"),
+    "gpu_bf16": mm("BF16 matrix product", "bf16"),
+    **{f"{d}_{m}": Variant(f"{label}, {m} memory", group="transfer", measure=pcie(d, m))
+       for d, label in (("h2d", "host → device"), ("d2h", "device → host"))
+       for m in ("pageable", "pinned")},
 }
+STREAM = tuple(f"cpu_{k}" for k in ("read", "copy", "saxpy"))
+CPU_MM = ("cpu_fp64", "cpu_fp32")
 CASES = {
-    "cpu-stream": Case({"n": 2**26}, variants=tuple(f"cpu_{k}" for k in STREAM)),
+    "cpu-stream": Case({"n": 2**26}, variants=STREAM),
     "cpu-matmul": Case({"n": 2048}, variants=CPU_MM),
     "gpu-stream": Case({"n": 2**28}, variants=("gpu_copy", "gpu_saxpy")),
-    "gpu-matmul": Case({"n": 8192}, variants=GPU_MM),
-    "pcie": Case({"n": 2**28}, variants=PCIE),
-    "quick-cpu": Case({"n": 2**16}, variants=tuple(f"cpu_{k}" for k in STREAM), default=False),
+    "gpu-matmul": Case({"n": 8192}, variants=("gpu_fp64", "gpu_fp32", "gpu_tf32", "gpu_bf16")),
+    "pcie": Case({"n": 2**28}, variants=("h2d_pageable", "h2d_pinned", "d2h_pageable",
+                                         "d2h_pinned")),
+    "quick-cpu": Case({"n": 2**16}, variants=STREAM, default=False),
     "quick-cpu-matmul": Case({"n": 128}, variants=CPU_MM, default=False),
 }
-
-
-@functools.lru_cache(maxsize=1)
-def stream_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Exactly representable values: a*x + y is exact in float32, with or without an FMA."""
-    i = np.arange(n, dtype=np.int64)
-    return ((i % 1000) * 0.5 - 250).astype(np.float32), ((i % 777) * 0.25).astype(np.float32)
 
 
 @functools.lru_cache(maxsize=1)
@@ -117,13 +129,11 @@ def matrices(n: int) -> tuple[np.ndarray, np.ndarray]:
     return rng.uniform(-1, 1, (n, n)), rng.uniform(-1, 1, (n, n))  # float64
 
 
-def reference(p: dict):
-    n = p["n"]
-    if n <= 8192:  # a matrix case: 64 rows of the product, in float64
-        a, b = matrices(n)
+def reference(p: dict):  # a matrix case (n <= 8192): 64 rows of the product, in float64
+    if p["n"] <= 8192:
+        a, b = matrices(p["n"])
         return {"rows": a[:64] @ b}
-    x, y = stream_inputs(n)
-    return {"x": x, "want": A * x + y, "sum": float(np.sum(x, dtype=np.float64))}
+    return stream(A, *make_inputs(p["n"]))
 
 
 def check(variant: str, result, ref: dict) -> dict:
@@ -132,82 +142,16 @@ def check(variant: str, result, ref: dict) -> dict:
         err = float(np.linalg.norm(got - ref["rows"]) / np.linalg.norm(ref["rows"]))
         return {"metric": "relative_frobenius_error", "value": err,
                 "ok": err <= TOLERANCE[variant.split("_")[1]]}
-    if variant.endswith("_read"):
-        return {"metric": "abs_error", "value": abs(result - ref["sum"]),
-                "ok": result == ref["sum"]}
-    want = ref["want"] if variant.endswith("_saxpy") else ref["x"]
-    result = np.asarray(result)
-    want = want[:result.size] if variant.startswith("h2d") else want  # end to end: a prefix
-    wrong = int(np.count_nonzero(result != want)) if result.shape == want.shape else want.size
-    return {"metric": "mismatched_elements", "value": wrong, "ok": wrong == 0}
+    want = ref[variant.split("_")[1]] if variant.endswith(("_saxpy", "_read")) else ref["copy"]
+    result = np.asarray(result) if variant != "cpu_read" else result
+    return exact(result, want[:result.size] if variant.startswith("h2d") else want)  # a prefix
 
 
-def setup_cpu(variant: str, n: int) -> Prepared:
-    if variant in CPU_MM:
-        a, b = matrices(n)
-        dtype = np.float64 if variant == "cpu_fp64" else np.float32
-        a, b = a.astype(dtype), b.astype(dtype)
-        c = np.empty((n, n), dtype)
-        return Prepared(run=lambda: np.matmul(a, b, out=c))
-    x, y0 = stream_inputs(n)
-    y, dst = y0.copy(), np.empty_like(x)
-    if variant == "cpu_read":
-        return Prepared(run=lambda: cpu_read(x))
-    if variant == "cpu_copy":
-        return Prepared(run=lambda: (cpu_copy(x, dst), dst)[1])
-    return Prepared(run=lambda: (cpu_saxpy(A, x, y), y)[1])
+def inputs(p: dict) -> tuple:
+    return matrices(p["n"]) if p["n"] <= 8192 else tuple(map(pinned, make_inputs(p["n"])))
 
 
-def setup_gpu(variant: str, n: int) -> Prepared:
-    import torch
-
-    dev = torch.device("cuda")
-    if variant in GPU_MM:
-        precision = variant.split("_")[1]
-        dtype = {"fp64": torch.float64, "bf16": torch.bfloat16}.get(precision, torch.float32)
-        a, b = (torch.from_numpy(m).to(dtype) for m in matrices(n))
-        d_a, d_b = a.to(dev), b.to(dev)
-        d_c = torch.empty((n, n), dtype=dtype, device=dev)
-
-        def tf32(fn):  # TF32 is a switch of PyTorch: on for the tf32 variant only
-            def call():
-                torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
-                return fn()
-            return call
-        # end to end: copy A and B in, multiply, copy back the 64 rows that are checked
-        return Prepared(run=tf32(lambda: torch.matmul(a.to(dev), b.to(dev))[:64].cpu().double()
-                                 .numpy()),
-                        kernel=tf32(lambda: torch.matmul(d_a, d_b, out=d_c)),
-                        fetch=lambda: d_c[:64].cpu().double().numpy())
-    x, y = stream_inputs(n)
-    d_x, d_y = torch.from_numpy(x).to(dev), torch.from_numpy(y).to(dev)
-    if variant in PCIE:
-        pinned = variant.endswith("pinned")
-        host = torch.from_numpy(x.copy())
-        if pinned:
-            host = host.pin_memory()
-        d = torch.empty_like(d_x)
-        if variant.startswith("h2d"):  # end to end: the copy, then 1 Mi elements back to check
-            return Prepared(run=lambda: (d.copy_(host), d[:2**20].cpu().numpy())[1],
-                            kernel=lambda: d.copy_(host), fetch=lambda: d.cpu().numpy())
-        return Prepared(run=lambda: (host.copy_(d_x), host.numpy())[1],
-                        kernel=lambda: host.copy_(d_x), fetch=lambda: host.numpy())
-    if variant == "gpu_copy":
-        d_c = torch.empty_like(d_x)
-        return Prepared(run=lambda: torch.from_numpy(x).to(dev).clone().cpu().numpy(),
-                        kernel=lambda: d_c.copy_(d_x), fetch=lambda: d_c.cpu().numpy())
-    return Prepared(run=lambda: torch.from_numpy(y).to(dev).add_(torch.from_numpy(x).to(dev),
-                                                                alpha=float(A)).cpu().numpy(),
-                    kernel=lambda: d_y.add_(d_x, alpha=float(A)), fetch=lambda: d_y.cpu().numpy())
-
-
-def setup(variant: str, p: dict) -> Prepared:
-    return (setup_cpu if VARIANTS[variant].device == "cpu" else setup_gpu)(variant, p["n"])
-
-
-BENCHMARK = Benchmark(
-    name="machine", variants=VARIANTS, cases=CASES, setup=setup, reference=reference,
-    check=check, counts=counts, probe_params={"n": 1024})
-
+BENCHMARK = Benchmark("machine", VARIANTS, CASES, reference, check, counts, inputs,
+                      probe_params={"n": 1024})
 if __name__ == "__main__":
-    sys.exit(run.main(BENCHMARK))
+    raise SystemExit(run.main(BENCHMARK))

@@ -224,12 +224,21 @@ def blocks_for(width: int, height: int, threads: tuple[int, int]) -> tuple[int, 
     return (width + threads[0] - 1) // threads[0], (height + threads[1] - 1) // threads[1]
 
 
+def kernel_arguments(xs, ys, iterations: int, variant: str = "cuda_f64"):
+    """The coordinates copied to the device in the kernel's float type, and the counts' array."""
+    dtype = KERNELS[variant][1]
+    return (cuda.to_device(xs.astype(dtype)), cuda.to_device(ys.astype(dtype)),  # host -> device
+            iterations, cuda.device_array((ys.size, xs.size), dtype=np.int32))
+
+
+def launch(d_xs, d_ys, iterations: int, d_counts, variant: str = "cuda_f64"):
+    kernel, _, threads = KERNELS[variant]
+    kernel[blocks_for(d_xs.size, d_ys.size, threads), threads](d_xs, d_ys, iterations, d_counts)
+    return d_counts
+
+
 def mandelbrot_cuda(xs, ys, iterations: int, variant: str = "cuda_f64") -> np.ndarray:
-    kernel, dtype, threads = KERNELS[variant]
-    d_xs = cuda.to_device(xs.astype(dtype))  # host -> device
-    d_ys = cuda.to_device(ys.astype(dtype))
-    d_counts = cuda.device_array((ys.size, xs.size), dtype=np.int32)
-    kernel[blocks_for(xs.size, ys.size, threads), threads](d_xs, d_ys, iterations, d_counts)
+    d_counts = launch(*kernel_arguments(xs, ys, iterations, variant), variant)
     return d_counts.copy_to_host()  # device -> host; waits for the kernel
 # --8<-- [end:launch]
 

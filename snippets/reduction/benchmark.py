@@ -1,16 +1,9 @@
-"""Reduction, registered with the benchmark runner: every sum of the page next to the read-only
-kernels it is held to, CuPy's and PyTorch's sums, and the row-wise softmax next to a copy.
-
-Run it with:  python snippets/bench/run.py reduction --output reduction.json
-(the CUDA C rows need nvcc: bench/runner.cu is built around reduce.cu when missing). Each sum round measures, in the same process and at the
-same N, the sums and the read-only kernels (CUDA C and Numba): the fastest read of a round is
-the ceiling every sum of it is held to. The softmax case is held to the fastest copy of its own.
-"""
-
+"""Reduction's registry: the sums next to the read-only kernels each round is held to (the fastest
+read of a round is its ceiling), CuPy's and PyTorch's sums, and the softmax next to a copy.
+Run: python snippets/bench/run.py reduction   (the CUDA C rows build bench/runner.cu with nvcc)"""
 from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import functools
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -140,6 +133,5 @@ BENCHMARK = Benchmark(
     name="reduction", variants=VARIANTS, cases=CASES, reference=reference, check=check,
     counts=counts, inputs=lambda p: (host_input(tuple(sorted(p.items()))),),
     compiled=("numba_one_pass",), probe_params={"n": 1024})
-
 if __name__ == "__main__":
-    sys.exit(run.main(BENCHMARK))
+    raise SystemExit(run.main(BENCHMARK))
