@@ -188,7 +188,7 @@ CASES = {
                   note="the climb: every row in one process; a call is one epoch"),
     "climb-smoke": Case(params={"images": 64, "image_size": 16, "batch": 8, "trace": False},
                         variants=("climb-batch4096", "cpu-keras-xla"), default=False,
-                        rounds=Rounds(rounds=2, per_round=2, round_s=0.0, warm_s=0.0),
+                        rounds=Rounds(rounds=2, per_round=5, round_s=0.0, warm_s=0.0),
                         note="a quick check of the climb's code path (tests), not a result"),
 }
 
