@@ -223,7 +223,7 @@ spec = importlib.util.spec_from_file_location("kb", sys.argv[1])
 kb = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(kb)
 params = kb.CASES["cpu-smoke"].params
-result = kb.setup("cpu2-float32", params).run()
+result = kb.fit("cpu2-float32", params).run()
 print(result["devices"], kb.check("cpu2-float32", result, kb.reference(params))["ok"])
 """
 

@@ -167,7 +167,6 @@ def time_once(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t0
 
 
-# --8<-- [start:rounds]
 # Interleaved rounds: rows that share a host, a virtual machine's, timed turn by turn.
 STEAL_LIMIT = 0.015  # the rule for a round the hypervisor disturbed, fixed before the run of
 #   2026-12-02 (fifth session): in the run before, ordinary rounds lost 0.02 to 1.0 % of the
@@ -269,4 +268,3 @@ def time_rounds(groups: list[dict[str, Callable[[], object]]], spec: Rounds,
                         break
                     set_aside += 1
     return timed
-# --8<-- [end:rounds]
