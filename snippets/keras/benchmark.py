@@ -1,14 +1,11 @@
-"""Training throughput of the cats-vs-dogs CNN (images/s) on the GPU and the host CPU, for the runner.
+"""Training throughput of the cats-vs-dogs CNN (images/s) on the GPU and the host CPU.
 
     KERAS_BACKEND=jax python snippets/bench/run.py keras --cases climb --output build/climb.json
-    KERAS_BACKEND=jax python snippets/bench/run.py keras --output build/keras-gpu.json
 
-The climb (climb.py, climb_torch.py): every row in one process, timed in interleaved rounds
-(bench.timing.Rounds), a call one epoch over the row's images, the figure seconds per image.
-The other cases: one epoch of model.fit (model.py) a call, batch 256, with and without the
-augmentation layers, and the pitfall cats-vs-dogs.md explains (Keras's default runs the
-augmented step op by op). Under JAX the CPU rows train on jax.devices("cpu"). The images are
-drawn like make_dataset.py's, 512 distinct ones repeated.
+The climb (climb.py, climb_torch.py): every row in one process, in interleaved rounds, a call an
+epoch, the figure seconds per image. The other cases: an epoch of model.fit (model.py) a call,
+with and without augmentation, and Keras's default (XLA off: cats-vs-dogs.md). Under JAX the CPU
+rows train on jax.devices("cpu"). Images: drawn like make_dataset.py's, 512 distinct, repeated.
 """
 
 from __future__ import annotations
@@ -29,14 +26,13 @@ from bench.timing import Rounds
 
 
 def images(n: int, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """n uint8 images (size x size x 3) and 0/1 labels: 512 distinct ones, repeated."""
     from make_dataset import draw
 
     rng = np.random.default_rng(0)
     labels = rng.integers(0, 2, min(n, 512))
     x = np.stack([draw("dog" if y else "cat", rng, size)[:size, :size] for y in labels])
     reps = math.ceil(n / len(labels))
-    return np.tile(x, (reps, 1, 1, 1))[:n], np.tile(labels, reps)[:n].astype("float32")
+    return np.tile(x, (reps, 1, 1, 1))[:n], np.tile(labels, reps)[:n, None].astype("float32")
 
 
 def on(device: str):
@@ -44,57 +40,50 @@ def on(device: str):
     ("gpu2"; "cpu2", fake CPU devices, in the tests)."""
     import keras
 
-    backend = keras.backend.backend()
-    if device in ("gpu2", "cpu2"):
-        devices = keras.distribution.list_devices(device[:3])[:2]
-        if len(devices) < 2 or backend != "jax":
-            raise RuntimeError(f"{device} needs two {device[:3].upper()}s and the JAX backend; "
-                               f"{len(devices)} visible, backend {backend}")
-        return keras.distribution.DataParallel(devices=devices).scope()
     if device == "gpu":
         return contextlib.nullcontext()
-    if backend == "jax":
-        import jax
+    if device.endswith("2"):
+        devices = keras.distribution.list_devices(device[:3])[:2]
+        if len(devices) < 2 or keras.backend.backend() != "jax":
+            raise RuntimeError(f"{device} needs two {device[:3].upper()}s and the JAX backend")
+        return keras.distribution.DataParallel(devices=devices).scope()
+    if keras.backend.backend() != "jax":
+        return keras.device("cpu:0")
+    import jax
 
-        return jax.default_device(jax.devices("cpu")[0])
-    return keras.device("cpu:0")
+    return jax.default_device(jax.devices("cpu")[0])
 
 
 def keras_step(x, y, step: str, device: str = "gpu", **changes):
-    """climb.py's trainer at `step`: (epoch, its settings)."""
     from climb import trainer
 
     with on(device):
         _, settings, epoch = trainer(step, x, y, **changes)
-    if device == "gpu":
-        return epoch, settings
 
     def there():
         with on(device):
             return epoch()
-    return there, settings
+    return (epoch if device == "gpu" else there), settings
 
 
 def torch_step(x, y, device: str, **settings):
-    """climb_torch.py's trainer, on every host core (the same for every torch row): (epoch,
-    its settings)."""
     import torch
     from climb_torch import trainer
 
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(os.cpu_count() or 1)  # every host core, the same for every torch row
     _, epoch = trainer(torch.from_numpy(x).to(device), torch.from_numpy(y).to(device), **settings)
     return epoch, {**settings, "threads": torch.get_num_threads()}
 
 
 def fit(variant: str, p: dict) -> Prepared:
-    """One epoch of model.fit (model.py) at the case's settings, on `variant`'s device."""
+    """An epoch of model.fit at the case's settings; its loss, XLA use and devices."""
     import keras
     from model import allow_xla, build_model
 
     device, precision = variant.split("-")
     x, y = images(p["images_per_epoch"], p["image_size"])
     with on(device):  # a new scope each time: some can be entered only once
-        keras.mixed_precision.set_global_policy(f"mixed_{precision}" if precision == "bfloat16"
+        keras.mixed_precision.set_global_policy("mixed_bfloat16" if precision == "bfloat16"
                                                 else "float32")
         keras.utils.set_random_seed(0)
         model = build_model(p["image_size"], augment=p["augment"])
@@ -121,32 +110,26 @@ def torch(device: str, images: int, **settings) -> Training:
     return Training(partial(torch_step, device=device, **settings), images, "torch")
 
 
-GPU, BATCH = 20_480, 256  # 80 steps: about the 25,000 images of Kaggle's training set
 # --8<-- [start:register]
-VARIANTS = {  # device-precision; gpu2: data parallel over two GPUs, the global batch split
-    "gpu-float32": Variant("GPU, float32", measure=Custom(partial(fit, "gpu-float32"))),
-    "gpu-bfloat16": Variant("GPU, bfloat16", measure=Custom(partial(fit, "gpu-bfloat16"))),
-    "cpu-float32": Variant("CPU, float32", device="cpu", measure=Custom(partial(fit, "cpu-float32"))),
-    "gpu2-float32": Variant("2 GPUs, float32", measure=Custom(partial(fit, "gpu2-float32"))),
-    # The climb (climb.py): each step keeps the changes above it.
-    "climb-default": Variant("Keras's default: op by op, float32 from the host, batch 256",
-                             step="1", group="climb", measure=climb("default", 1_024)),
-    "climb-xla": Variant("+ XLA compiles the step", step="2", group="climb", measure=climb("xla")),
-    "climb-uint8": Variant("+ uint8 pixels", step="3", group="climb", measure=climb("uint8")),
-    "climb-batch": Variant("+ batch 1,024", step="4", group="climb", measure=climb("batch")),
-    "climb-spe": Variant("+ steps_per_execution=8", step="5", group="climb", measure=climb("spe")),
-    "climb-resident": Variant("+ images resident on the GPU", step="6", group="climb",
-                              measure=climb("resident")),
-    "climb-bf16": Variant("+ bfloat16 (mixed precision)", step="7", group="climb",
-                          measure=climb("bf16")),
-    "climb-scan": Variant("+ one program per 32 steps (lax.scan)", step="8", group="climb",
-                          measure=climb("scan")),
-    "climb-resample": Variant("+ augmentation in one resampling, not two", step="9",
-                              group="climb", measure=climb("resample")),
-    "climb-pool": Variant("+ max pooling as reshape and max", step="10", group="climb",
-                          measure=climb("pool")),
-    "climb-batch4096": Variant("+ batch 4,096", step="11", group="climb",
-                               measure=climb("batch4096", 65_536)),
+VARIANTS = {  # model.fit: device-precision; gpu2: data parallel over two GPUs, the batch split
+    v: Variant(label, device=v[:3], measure=Custom(partial(fit, v))) for v, label in (
+        ("gpu-float32", "GPU, float32"), ("gpu-bfloat16", "GPU, bfloat16"),
+        ("cpu-float32", "CPU, float32"), ("gpu2-float32", "2 GPUs, float32"))}
+VARIANTS.update({  # the climb (climb.py): each step keeps the changes above it
+    f"climb-{step}": Variant(label, step=str(i), group="climb", measure=climb(step, n))
+    for i, (step, n, label) in enumerate((
+        ("default", 1_024, "Keras's default: op by op, float32 from the host, batch 256"),
+        ("xla", 32_768, "+ XLA compiles the step"),
+        ("uint8", 32_768, "+ uint8 pixels"),
+        ("batch", 32_768, "+ batch 1,024"),
+        ("spe", 32_768, "+ steps_per_execution=8"),
+        ("resident", 32_768, "+ images resident on the GPU"),
+        ("bf16", 32_768, "+ bfloat16 (mixed precision)"),
+        ("scan", 32_768, "+ one program per 32 steps (lax.scan)"),
+        ("resample", 32_768, "+ augmentation in one resampling, not two"),
+        ("pool", 32_768, "+ max pooling as reshape and max"),
+        ("batch4096", 65_536, "+ batch 4,096")), 1)})
+VARIANTS.update({
     "plain-xla": Variant("step 2 without the augmentation layers", group="augmentation",
                          measure=climb("xla", augment=False)),
     "plain-batch4096": Variant("step 11 without augmentation", group="augmentation",
@@ -157,18 +140,16 @@ VARIANTS = {  # device-precision; gpu2: data parallel over two GPUs, the global 
     "cpu-keras-xla": Variant("CPU: Keras on XLA:CPU, uint8, batch 256", device="cpu", group="cpu",
                              measure=climb("spe", 256, device="cpu", batch=256)),
     "cpu-torch": Variant("CPU: PyTorch eager, every core, batch 256", device="cpu", group="cpu",
-                         measure=torch("cpu", 256, batch=256, compile=False, bf16=False)),
-}
+                         measure=torch("cpu", 256, batch=256, compile=False, bf16=False))})
 # --8<-- [end:register]
-CLIMB = tuple(k for k, v in VARIANTS.items() if isinstance(v.measure, Training))
 
 
-def fits(augment: bool, images: int, variants: tuple, batch: int = BATCH, size: int = 64,
-         xla: bool = True, **case) -> Case:
+def fits(augment, images, variants, batch=256, size=64, xla=True, **case) -> Case:
     return Case(params={"augment": augment, "xla_augmentation": xla, "batch_size": batch,
                         "images_per_epoch": images, "image_size": size}, variants=variants, **case)
 
 
+GPU = 20_480  # 80 steps of 256: about the 25,000 images of Kaggle's training set
 CASES = {
     "gpu-augmented": fits(True, GPU, ("gpu-float32", "gpu-bfloat16")),
     "gpu-plain": fits(False, GPU, ("gpu-float32", "gpu-bfloat16")),
@@ -183,7 +164,8 @@ CASES = {
                                note="one GPU against two at the same global batch of 1,024"),
     "cpu-smoke": fits(True, 64, ("cpu-float32",), batch=32, size=32, default=False,
                       note="a quick check of the code path (tests), not a result"),
-    "climb": Case(params={"images": 65_536, "image_size": 64}, variants=CLIMB, default=False,
+    "climb": Case(params={"images": 65_536, "image_size": 64}, default=False,
+                  variants=tuple(k for k, v in VARIANTS.items() if isinstance(v.measure, Training)),
                   rounds=Rounds(rounds=3, per_round=6, round_s=3.0, warm_s=1.0, build_s=170),
                   note="the climb: every row in one process; a call is one epoch"),
     "climb-smoke": Case(params={"images": 64, "image_size": 16, "batch": 8, "trace": False},
@@ -191,6 +173,10 @@ CASES = {
                         rounds=Rounds(rounds=2, per_round=5, round_s=0.0, warm_s=0.0),
                         note="a quick check of the climb's code path (tests), not a result"),
 }
+
+
+def reference(p: dict) -> dict:
+    return {} if "images" in p else {"jit_compile": p["xla_augmentation"] or not p["augment"]}
 
 
 def check(variant: str, result, ref: dict) -> dict:
@@ -213,20 +199,11 @@ def counts(variant: str, p: dict, ref: dict) -> dict:
         return {"work": {"images": 1}, "flops": train_flop_per_image(p["image_size"])}
     return {"work": {"images": p["images_per_epoch"]},
             "extra": {"backend": os.environ.get("KERAS_BACKEND", "tensorflow"),
-                      "precision": variant.split("-")[1],
-                      "devices": 2 if variant.split("-")[0].endswith("2") else 1}}
+                      "precision": variant.split("-")[1], "devices": 2 if variant[3] == "2" else 1}}
 
 
-def reference(p: dict) -> dict:
-    return {} if "images" in p else {"jit_compile": p["xla_augmentation"] or not p["augment"]}
-
-
-def inputs(p: dict) -> tuple:
-    """The climb's images, every row's the first of them; model.fit rows draw their own."""
-    if "images" not in p:
-        return ()
-    x, y = images(p["images"], p["image_size"])
-    return x, y[:, None]
+def inputs(p: dict) -> tuple:  # the climb's images: each row trains on the first of them
+    return images(p["images"], p["image_size"]) if "images" in p else ()
 
 
 BENCHMARK = Benchmark(name="keras", variants=VARIANTS, cases=CASES, reference=reference,
