@@ -54,9 +54,9 @@ class Prepared:
     fetch: Callable[[], Any] | None = None  # GPU only: copy the kernel's output back (for checking)
     external: Callable[[], str] | None = None  # timed outside Python: returns the program's
     #                                            output, whose `BENCH {json}` lines are the figures
-    # A case timed in rounds (Case.rounds) times `run`, which does `calls` calls' work (an epoch
-    # of n images: n; the figures are per call); `record` goes into the measurement (params,
-    # extra); after the rounds, `trace(median_s)` profiles one more run of a GPU row.
+    # `run` may do `calls` calls' work (an epoch of n images: n; the figures are per call);
+    # `record` goes into the measurement (params, extra); in a case timed in rounds
+    # (Case.rounds), `trace(median_s)` profiles one more run of a GPU row after the rounds.
     calls: int = 1
     record: dict = field(default_factory=dict)
     trace: Callable[[float], dict] | None = None
@@ -261,12 +261,17 @@ def measure_variant(bench: Benchmark, case: str, variant: str, params: dict, ref
         sampler = gpu_state.Sampler() if device == "gpu" and clock == "host" else None
         with sampler or contextlib.nullcontext():
             stats = _time(fn, calls, clock, repeats, warmup if one < 1.0 else 0)  # slow: warm
+        if prep.calls != 1:  # a run is `calls` calls' work (an epoch of n images): per call
+            stats = per_call(stats, prep.calls)
         more = (gpu_conditions(stats, sampler.readings if sampler else [], extra)
                 if device == "gpu" else {})
+        if prep.record:  # what the adapter says of the row (a training step's settings)
+            more["extra"] = {**extra.get("extra", {}), **prep.record.get("extra", {})}
         found.append(results.measurement(
-            case, variant, device, phase, stats, params=params, calls_per_sample=calls,
+            case, variant, device, phase, stats, params={**params, **prep.record.get("params", {})},
+            calls_per_sample=calls * prep.calls,
             error={k: v for k, v in checks.get(phase, checks["end_to_end"]).items() if k != "ok"},
-            **extra, **more))
+            **{**extra, **more}))
     return found, ""
 
 

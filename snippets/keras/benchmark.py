@@ -2,10 +2,11 @@
 
     KERAS_BACKEND=jax python snippets/bench/run.py keras --cases climb --output build/climb.json
 
-The climb (climb.py, climb_torch.py): every row in one process, in interleaved rounds, a call an
-epoch, the figure seconds per image. The other cases: an epoch of model.fit (model.py) a call,
-with and without augmentation, and Keras's default (XLA off: cats-vs-dogs.md). Under JAX the CPU
-rows train on jax.devices("cpu"). Images: drawn like make_dataset.py's, 512 distinct, repeated.
+Every row trains with climb.py's trainer (or climb_torch.py's), an epoch a call, the figure
+seconds per image. The climb: every row in one process, in interleaved rounds. The other cases:
+model.fit at one setting, with and without augmentation, and Keras's default (XLA off, see
+cats-vs-dogs.md). Under JAX the CPU rows train on jax.devices("cpu"). Images: drawn like
+make_dataset.py's, 512 distinct ones repeated, uint8.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from functools import partial
 
 import numpy as np
 
-from bench.adapters import Custom, Training
-from bench.registry import Benchmark, Case, Prepared, Variant
+from bench.adapters import Training
+from bench.registry import Benchmark, Case, Variant
 from bench.timing import Rounds
 
 
@@ -54,16 +55,24 @@ def on(device: str):
     return jax.default_device(jax.devices("cpu")[0])
 
 
-def keras_step(x, y, step: str, device: str = "gpu", **changes):
+def keras_step(x, y, step: str, device: str = "gpu", report: bool = False, **changes):
+    """climb.py's trainer at `step` on `device`; `report`: each epoch returns its loss, XLA use
+    and devices (for the check), not the loss alone."""
+    import keras
     from climb import trainer
 
-    with on(device):
-        _, settings, epoch = trainer(step, x, y, **changes)
+    with on(device):  # a new scope each time: some can be entered only once
+        model, settings, epoch = trainer(step, x, y, **changes)
 
     def there():
         with on(device):
-            return epoch()
-    return (epoch if device == "gpu" else there), settings
+            loss = epoch()
+        if not report:
+            return loss
+        devices = model.weights[0].value.devices() if keras.backend.backend() == "jax" else set()
+        return {"loss": loss, "jit_compile": model.jit_compile, "device": str(devices),
+                "devices": len(devices) or 1, "backend": keras.backend.backend()}
+    return (epoch if device == "gpu" and not report else there), settings
 
 
 def torch_step(x, y, device: str, **settings):
@@ -75,33 +84,6 @@ def torch_step(x, y, device: str, **settings):
     return epoch, {**settings, "threads": torch.get_num_threads()}
 
 
-def fit(variant: str, p: dict) -> Prepared:
-    """An epoch of model.fit at the case's settings; its loss, XLA use and devices."""
-    import keras
-    from model import allow_xla, build_model
-
-    device, precision = variant.split("-")
-    x, y = images(p["images_per_epoch"], p["image_size"])
-    with on(device):  # a new scope each time: some can be entered only once
-        keras.mixed_precision.set_global_policy("mixed_bfloat16" if precision == "bfloat16"
-                                                else "float32")
-        keras.utils.set_random_seed(0)
-        model = build_model(p["image_size"], augment=p["augment"])
-        keras.mixed_precision.set_global_policy("float32")
-        if p["xla_augmentation"]:
-            allow_xla(model)
-        model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="binary_crossentropy",
-                      metrics=["accuracy"])
-
-    def epoch() -> dict:
-        with on(device):
-            loss = model.fit(x, y, batch_size=p["batch_size"], epochs=1, verbose=0).history["loss"]
-        devices = model.weights[0].value.devices() if keras.backend.backend() == "jax" else set()
-        return {"loss": float(loss[-1]), "jit_compile": model.jit_compile,
-                "device": str(devices), "devices": len(devices) or 1}
-    return Prepared(run=epoch)
-
-
 def climb(step: str, images: int = 32_768, **changes) -> Training:
     return Training(partial(keras_step, step=step, **changes), images)
 
@@ -111,10 +93,12 @@ def torch(device: str, images: int, **settings) -> Training:
 
 
 # --8<-- [start:register]
-VARIANTS = {  # model.fit: device-precision; gpu2: data parallel over two GPUs, the batch split
-    v: Variant(label, device=v[:3], measure=Custom(partial(fit, v))) for v, label in (
-        ("gpu-float32", "GPU, float32"), ("gpu-bfloat16", "GPU, bfloat16"),
-        ("cpu-float32", "CPU, float32"), ("gpu2-float32", "2 GPUs, float32"))}
+VARIANTS = {  # Keras's model.fit at the case's settings; gpu2: data parallel over two GPUs
+    f"{device}-{precision}": Variant(label, device=device[:3], measure=Training(partial(
+        keras_step, step="uint8", device=device, report=True, bf16=precision == "bfloat16"),
+        framework=None)) for device, precision, label in (
+            ("gpu", "float32", "GPU, float32"), ("gpu", "bfloat16", "GPU, bfloat16"),
+            ("cpu", "float32", "CPU, float32"), ("gpu2", "float32", "2 GPUs, float32"))}
 VARIANTS.update({  # the climb (climb.py): each step keeps the changes above it
     f"climb-{step}": Variant(label, step=str(i), group="climb", measure=climb(step, n))
     for i, (step, n, label) in enumerate((
@@ -145,8 +129,8 @@ VARIANTS.update({
 
 
 def fits(augment, images, variants, batch=256, size=64, xla=True, **case) -> Case:
-    return Case(params={"augment": augment, "xla_augmentation": xla, "batch_size": batch,
-                        "images_per_epoch": images, "image_size": size}, variants=variants, **case)
+    return Case(params={"images": images, "image_size": size, "settings": {
+        "augment": augment, "xla": xla, "batch": batch}}, variants=variants, **case)
 
 
 GPU = 20_480  # 80 steps of 256: about the 25,000 images of Kaggle's training set
@@ -165,10 +149,11 @@ CASES = {
     "cpu-smoke": fits(True, 64, ("cpu-float32",), batch=32, size=32, default=False,
                       note="a quick check of the code path (tests), not a result"),
     "climb": Case(params={"images": 65_536, "image_size": 64}, default=False,
-                  variants=tuple(k for k, v in VARIANTS.items() if isinstance(v.measure, Training)),
+                  variants=tuple(k for k, v in VARIANTS.items() if v.group),
                   rounds=Rounds(rounds=3, per_round=6, round_s=3.0, warm_s=1.0, build_s=170),
                   note="the climb: every row in one process; a call is one epoch"),
-    "climb-smoke": Case(params={"images": 64, "image_size": 16, "batch": 8, "trace": False},
+    "climb-smoke": Case(params={"images": 64, "image_size": 16, "settings": {"batch": 8},
+                                "trace": False},
                         variants=("climb-batch4096", "cpu-keras-xla"), default=False,
                         rounds=Rounds(rounds=2, per_round=5, round_s=0.0, warm_s=0.0),
                         note="a quick check of the climb's code path (tests), not a result"),
@@ -176,7 +161,9 @@ CASES = {
 
 
 def reference(p: dict) -> dict:
-    return {} if "images" in p else {"jit_compile": p["xla_augmentation"] or not p["augment"]}
+    """Whether XLA compiles a model.fit row's step: where allowed or nothing forbids it."""
+    s = p.get("settings", {})
+    return {"jit_compile": s.get("xla", True) or not s.get("augment", True)}
 
 
 def check(variant: str, result, ref: dict) -> dict:
@@ -184,7 +171,7 @@ def check(variant: str, result, ref: dict) -> dict:
     trained on the device it names, and XLA compiled its step exactly when the case says so."""
     loss = result["loss"] if isinstance(result, dict) else result
     ok = math.isfinite(loss)
-    if isinstance(result, dict) and os.environ.get("KERAS_BACKEND") == "jax":
+    if isinstance(result, dict) and result["backend"] == "jax":  # the places JAX reports
         wanted = 2 if variant.split("-")[0].endswith("2") else 1
         ok = ok and (variant.startswith("cpu") == ("cpu" in result["device"].lower())
                      and result["devices"] == wanted and result["jit_compile"] == ref["jit_compile"])
@@ -192,22 +179,15 @@ def check(variant: str, result, ref: dict) -> dict:
             "value": round(loss, 5) if math.isfinite(loss) else str(loss), "ok": ok}
 
 
-def counts(variant: str, p: dict, ref: dict) -> dict:
-    if "images" in p:  # the climb: a call is one image
-        from climb import train_flop_per_image
+def counts(variant: str, p: dict, ref: dict) -> dict:  # a call is one image
+    from climb import train_flop_per_image
 
-        return {"work": {"images": 1}, "flops": train_flop_per_image(p["image_size"])}
-    return {"work": {"images": p["images_per_epoch"]},
-            "extra": {"backend": os.environ.get("KERAS_BACKEND", "tensorflow"),
-                      "precision": variant.split("-")[1], "devices": 2 if variant[3] == "2" else 1}}
-
-
-def inputs(p: dict) -> tuple:  # the climb's images: each row trains on the first of them
-    return images(p["images"], p["image_size"]) if "images" in p else ()
+    return {"work": {"images": 1}, "flops": train_flop_per_image(p["image_size"])}
 
 
 BENCHMARK = Benchmark(name="keras", variants=VARIANTS, cases=CASES, reference=reference,
-                      check=check, counts=counts, inputs=inputs)
+                      check=check, counts=counts,
+                      inputs=lambda p: images(p["images"], p["image_size"]))
 
 if __name__ == "__main__":
     sys.exit(run.main(BENCHMARK))
