@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Training on the GPU machine (issue 29), Keras on JAX (no TensorFlow there); about 390 s on an
 # H200 (budget: 480 s), outputs in $RESULTS_DIR:
-# 1. climb: `run.py keras --cases climb` (climb.py, climb_torch.py, climb_bench.py): every row of
+# 1. climb: `run.py keras --cases climb` (climb.py, climb_torch.py; the harness's rounds): every row of
 #    the climb (steps 1-11), the two rows without augmentation, the PyTorch anchor and the CPU rows
 #    in one process, 3 rounds of at least 3 s each after 1 s of warm-up (a round that lost more
 #    than 1.5 % of the host's CPU time to the hypervisor runs again), with a profiler trace of

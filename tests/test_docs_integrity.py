@@ -70,8 +70,7 @@ def test_include_target_exists(page, target):
 def is_harness(path: str) -> bool:
     """The harness and the registries: pages show lessons; the benchmarks page shows excerpts
     of these, and their tests are under tests/ (tests/test_bench_*.py and each topic's)."""
-    return (path.startswith("snippets/bench/") or path.endswith("/benchmark.py")
-            or path == "snippets/keras/climb_bench.py")
+    return path.startswith("snippets/bench/") or path.endswith("/benchmark.py")
 
 
 @pytest.mark.parametrize("snippet", [s for s in snippet_files()

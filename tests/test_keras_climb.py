@@ -1,6 +1,8 @@
-"""The climb (snippets/keras/climb.py, climb_torch.py, climb_bench.py and the climb page's
-renderers): the FLOP count, the steps' settings, the layers that replace Keras's, the trace
-reduction, and the tables rendered from the committed H200 results. The climb.py demo itself
+"""The climb (snippets/keras/climb.py, climb_torch.py, its rows in benchmark.py, the harness's
+rounds and traces, and the climb page's renderers): the FLOP count, the steps' settings, the
+layers that replace Keras's, the rounds and the steal rule on a fake steal counter, the registry
+run on this CPU at a tiny size, the trace reduction, and the tables rendered from the committed
+H200 results. The climb.py demo itself
 (every step of the climb trained on tiny images under JAX) runs in tests/test_snippets_standalone.py."""
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import time
 
 import pytest
 
-from helpers import ROOT, SNIPPETS, load_benchmark, load_snippet
+from bench import timing
+from helpers import ROOT, SNIPPETS, load_benchmark
 
-CLIMB, TORCH, BENCH = "keras/climb.py", "keras/climb_torch.py", "keras/climb_bench.py"
+CLIMB, TORCH = "keras/climb.py", "keras/climb_torch.py"
 FIRST = "data/keras-climb-h200.json"  # the climb page reads this file alone
 HISTORY = "../gpu/logs/h200-2026-12-02b/train/train-history.json"
 
@@ -83,77 +86,123 @@ def test_each_step_keeps_the_changes_above_it(probe):
 
 
 def test_every_row_is_in_the_registry(probe):
-    bench, rows = load_benchmark("keras"), load_snippet(BENCH).ROWS
-    assert set(rows) <= set(bench.VARIANTS)
-    steps = {v.step for k, v in bench.VARIANTS.items() if v.group == "climb"}
-    assert steps == {str(i) for i in range(1, len(probe["steps"]) + 1)}
-    assert bench.CASES["climb"].params["rounds"] >= 3
+    """Each climb step is one row naming climb.py's trainer at that step, and the climb case
+    times its rows in rounds."""
+    bench = load_benchmark("keras")
+    steps = {v.step: v.measure.build.keywords["step"] for k, v in bench.VARIANTS.items()
+             if v.group == "climb"}
+    assert [steps[str(i)] for i in range(1, len(probe["steps"]) + 1)] == probe["steps"]
+    climb = bench.CASES["climb"]
+    assert len(climb.variants) == 16 and all(bench.VARIANTS[k].group for k in climb.variants)
+    assert climb.rounds.rounds >= 3 and climb.rounds.steal_limit == timing.STEAL_LIMIT
 
 
-def test_rounds_have_a_floor_a_warm_up_and_the_cpu_rows_last(monkeypatch):
-    """Each round of a row runs >= per_round epochs and >= round_s seconds; one uncounted epoch
-    of each row first; the CPU rows' rounds come after the GPU rows' rounds."""
-    import types
-
-    monkeypatch.setitem(sys.modules, "climb", types.SimpleNamespace(train_flop_per_image=lambda s: 7))
-    bench, ran = load_snippet(BENCH), []
-
-    def build(row, scale=1.0):
+def fake_rows(names, ran, slow="", result=0.25):
+    def row(name):
         def epoch():
-            ran.append(row)
-            time.sleep(0.002 if row == "climb-xla" else 0.0)
-            return 0.25
-        return epoch, 64, 16, {}, "jax"
+            ran.append(name)
+            time.sleep(0.002 if name == slow else 0.0)
+            return result
+        return epoch
+    return {name: row(name) for name in names}
 
-    monkeypatch.setattr(bench, "build", build)
-    monkeypatch.setattr(bench, "host_times", lambda: None)  # this machine's steal: its own test
-    got = {r["variant"]: r for r in bench.measure(["cpu-keras-xla", "climb-xla", "climb-scan"],
-                                                  rounds=3, per_round=4, round_s=0.03,
-                                                  warm_s=0.05, trace=False, say=lambda text: None)}
+
+def test_rounds_have_a_floor_a_warm_up_and_the_cpu_rows_last():
+    """Each round of a row runs >= per_round calls and >= round_s seconds; at least warm_s
+    seconds of uncounted calls of each row first; the second group's rounds after the first's."""
+    ran = []
+    groups = [fake_rows(["climb-xla", "climb-scan"], ran, slow="climb-xla"),
+              fake_rows(["cpu-keras-xla"], ran)]
+    spec = timing.Rounds(rounds=3, per_round=4, round_s=0.03, warm_s=0.05)
+    got = timing.time_rounds(groups, spec, say=lambda text: None, host=lambda: None)
     for row, r in got.items():
-        rounds = r["extra"]["rounds"]
-        assert len(rounds) == 3 and all(g["epochs"] >= 4 and g["seconds"] >= 0.03 for g in rounds)
-        assert len(r["samples_s"]) == sum(g["epochs"] for g in rounds)
+        rounds = r["rounds"]
+        assert [g["round"] for g in rounds] == [1, 2, 3]
+        assert all(len(g["samples_s"]) >= 4 and g["seconds"] >= 0.03 for g in rounds)
+        assert len(r["samples_s"]) == sum(len(g["samples_s"]) for g in rounds)
         assert all(g["counted"] and g["steal"] is None for g in rounds)  # no /proc/stat
-        warm_up = ran.count(row) - len(r["samples_s"]) - 2  # less the compile and warm epochs
-        # >= warm_s, not one epoch: 0.05 s of 0.002-s epochs (3 even if each sleep took 8x)
+        warm_up = ran.count(row) - len(r["samples_s"])
+        # >= warm_s, not one call: 0.05 s of 0.002-s calls (3 even if each sleep took 8x)
         assert warm_up >= (3 if row == "climb-xla" else 1)
-    assert got["climb-xla"]["extra"]["rounds"][0]["epochs"] >= 10  # the floor, not the count
-    first_cpu = ran.index("cpu-keras-xla", 6)  # after the three rows' builds
+        assert r["last"] == 0.25
+    assert len(got["climb-xla"]["rounds"][0]["samples_s"]) >= 10  # the floor, not the count
+    first_cpu = ran.index("cpu-keras-xla")
     assert set(ran[first_cpu:]) == {"cpu-keras-xla"}
-    assert all(r["flops"] == 7 for r in got.values())
 
 
-def test_a_round_the_hypervisor_disturbed_is_set_aside_and_run_again(monkeypatch):
-    """STEAL_LIMIT: a round whose steal share is above it runs again, at most `retries` times;
-    the set-aside round stays in the record and its epochs are not counted."""
-    import types
-
-    monkeypatch.setitem(sys.modules, "climb", types.SimpleNamespace(train_flop_per_image=lambda s: 7))
-    bench = load_snippet(BENCH)
-    monkeypatch.setattr(bench, "build", lambda row, scale=1.0: (lambda: 0.25, 64, 16, {}, "jax"))
-    # /proc/stat's (steal, total) jiffies, read before and after each round: in run order
-    # (a1, a1 again, b1, a2, b2 three times) a's first round and every try of b's second lose
-    # 5 % to steal, every other round none
-    lost, reads = iter([5, 0, 0, 0, 5, 5, 5]), {"n": 0, "steal": 0}
+def steal_counter(lost):
+    """A fake /proc/stat: (steal, total) jiffies, read before and after each round; `lost`:
+    the steal jiffies of each round in run order, of 100 a round."""
+    lost, reads = iter(lost), {"n": 0, "steal": 0}
 
     def host_times():
         reads["n"] += 1
         if reads["n"] % 2 == 0:  # the read after a round
             reads["steal"] += next(lost)
         return reads["steal"], 100 * reads["n"]
+    return host_times
 
-    monkeypatch.setattr(bench, "host_times", host_times)
-    got = {r["variant"]: r for r in bench.measure(["climb-xla", "climb-scan"], rounds=2,
-                                                  per_round=2, round_s=0.0, warm_s=0.0,
-                                                  retries=2, trace=False, say=lambda text: None)}
-    a, b = got["climb-xla"]["extra"], got["climb-scan"]["extra"]
+
+def test_a_round_the_hypervisor_disturbed_is_set_aside_and_run_again():
+    """STEAL_LIMIT: a round whose steal share is above it runs again, at most `retries` times;
+    the set-aside round stays in the record and its samples are not counted."""
+    # in run order (a1, a1 again, b1, a2, b2 three times) a's first round and every try of b's
+    # second lose 5 % to steal, every other round none
+    spec = timing.Rounds(rounds=2, per_round=2, round_s=0.0, warm_s=0.0, retries=2)
+    got = timing.time_rounds([fake_rows(["a", "b"], [])], spec, say=lambda text: None,
+                             host=steal_counter([5, 0, 0, 0, 5, 5, 5]))
+    a, b = got["a"], got["b"]
     assert [(g["round"], g["counted"]) for g in a["rounds"]] == [(1, False), (1, True), (2, True)]
-    assert len(a["rounds_images_per_s"]) == 2 and len(got["climb-xla"]["samples_s"]) == 4
+    assert a["rounds"][0]["steal"] == 0.05 > timing.STEAL_LIMIT and len(a["samples_s"]) == 4
     # three tries of b's round 2 are all disturbed: the last one counts (retries=2), marked
     assert [(g["round"], g["counted"]) for g in b["rounds"]] == [
         (1, True), (2, False), (2, False), (2, True)]
-    assert b["rounds"][-1]["steal"] > bench.STEAL_LIMIT
+    assert b["rounds"][-1]["steal"] > timing.STEAL_LIMIT and len(b["samples_s"]) == 4
+
+
+def test_the_run_sets_aside_at_most_its_budget():
+    """`budget`: set-aside rounds in the whole run; past it a disturbed round counts."""
+    spec = timing.Rounds(rounds=3, per_round=1, round_s=0.0, warm_s=0.0, retries=2, budget=2)
+    got = timing.time_rounds([fake_rows(["a", "b"], [])], spec, say=lambda text: None,
+                             host=steal_counter([5] * 12))
+    marks = [g["counted"] for r in got.values() for g in r["rounds"]]
+    assert marks.count(False) == 2 and len(marks) == 2 + 6
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """The climb-smoke case (two rows at 16 x 16, batch 8, two rounds of five epochs) run by
+    the runner on this CPU."""
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("needs jax")
+    out = tmp_path_factory.mktemp("climb") / "climb.json"
+    env = {**os.environ, "KERAS_BACKEND": "jax", "JAX_PLATFORMS": "cpu", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    done = subprocess.run([sys.executable, str(SNIPPETS / "bench/run.py"), "keras", "--cases",
+                           "climb-smoke", "--compile-runs", "0", "--output",
+                           str(out)], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+def test_the_registry_runs_the_climb_in_rounds_on_the_cpu(smoke, renderers):
+    from bench.results import read_results
+
+    doc = read_results(smoke)
+    rows = {m["variant"]: m for m in doc["measurements"]}
+    assert set(rows) == {"climb-batch4096", "cpu-keras-xla"}
+    for key, m in rows.items():
+        extra = m["extra"]
+        assert m["calls_per_sample"] == 64 and m["params"]["batch_size"] == 8
+        assert m["flops"] == 3 * (2 * 14 * 14 * 32 * 27 + 2 * 7 * 7 * 32 * 128 + 256) \
+            - 2 * 14 * 14 * 32 * 27  # train_flop_per_image(16)
+        assert [r["round"] for r in extra["rounds"] if r["counted"]] == [1, 2]
+        assert len(extra["rounds_images_per_s"]) == 2 and m["repeats"] == 10
+        assert extra["settings"]["batch"] == 8 and "trace" not in extra
+    assert rows["climb-batch4096"]["extra"]["settings"]["scan"]  # every change of the climb
+    assert rows["cpu-keras-xla"]["device"] == "cpu"
+    assert any("interleaved rounds" in n for n in doc["notes"])
+    table = renderers.get("keras_climb")(smoke.parent, path=smoke.name, groups="climb,cpu")
+    assert len(table.strip().splitlines()) == 4  # the header, its rule, a row each
 
 
 def test_pooling_and_resampling_layers_match_keras(probe):
@@ -163,7 +212,7 @@ def test_pooling_and_resampling_layers_match_keras(probe):
 
 
 def test_trace_reduction_adds_up():
-    reduce = load_snippet(BENCH).breakdown
+    from bench.traces import breakdown as reduce
     events = [("conv", 0, 40), ("pool", 30, 30), ("MemcpyH2D", 100, 20), ("conv", 200, 40)]
     got = reduce(events, wall_us=400, steps=2, launches=4)
     assert got["kernels_ms"] == pytest.approx(0.05)  # 0-60 and 200-240, the overlap counted once
@@ -242,7 +291,7 @@ def test_the_pages_reading_of_the_noisy_rows_holds():
     round the one with the highest steal share; every row with the GPU busy at least 80 % of a
     step agrees within 1.05; and every set-aside round was above the steal limit."""
     doc = json.loads((ROOT / "docs/data/keras-climb-h200.json").read_text())
-    limit, outside = load_snippet(BENCH).STEAL_LIMIT, {}
+    limit, outside = timing.STEAL_LIMIT, {}
     for m in doc["measurements"]:
         rounds = [r for r in m["extra"]["rounds"] if r["counted"]]
         rates = [r["images_per_s"] for r in rounds]

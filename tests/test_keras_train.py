@@ -198,16 +198,17 @@ def test_benchmark_runs_on_the_runner(tmp_path):
     doc = read_results(tmp_path / "r.json")
     rows = [m for m in doc["measurements"] if m["case"] == "cpu-smoke"]
     assert [(m["variant"], m["device"]) for m in rows] == [("cpu-float32", "cpu")]
-    assert rows[0]["work"]["images"] == 64 and math.isfinite(rows[0]["error"]["value"])
+    assert rows[0]["work"]["images"] == 1 and rows[0]["calls_per_sample"] % 64 == 0  # per image
+    assert math.isfinite(rows[0]["error"]["value"])
     assert doc["quick_check"] is True
     assert doc["variants"]["cpu-float32"]["label"] == "CPU, float32"  # the registry's label
 
 
-def test_benchmark_check_catches_a_step_without_xla(monkeypatch):
+def test_benchmark_check_catches_a_step_without_xla():
     bench = load_benchmark("keras")
-    monkeypatch.setenv("KERAS_BACKEND", "jax")  # check() is plain Python: no JAX needed
-    ref = bench.reference({"xla_augmentation": True, "augment": True})
-    good = {"loss": 0.6, "jit_compile": True, "device": "{CudaDevice(id=0)}", "devices": 1}
+    ref = bench.reference({"settings": {"xla": True, "augment": True}})
+    good = {"loss": 0.6, "jit_compile": True, "device": "{CudaDevice(id=0)}", "devices": 1,
+            "backend": "jax"}  # check() is plain Python: no JAX needed
     assert not bench.check("gpu-float32", {**good, "jit_compile": False}, ref)["ok"]
     assert not bench.check("cpu-float32", good, ref)["ok"]  # trained on the wrong device
     assert not bench.check("gpu2-float32", good, ref)["ok"]  # one device, not two
@@ -223,7 +224,9 @@ spec = importlib.util.spec_from_file_location("kb", sys.argv[1])
 kb = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(kb)
 params = kb.CASES["cpu-smoke"].params
-result = kb.setup("cpu2-float32", params).run()
+x, y = kb.images(params["images"], params["image_size"])
+epoch, _ = kb.keras_step(x, y, "uint8", device="cpu2", report=True, **params["settings"])
+result = epoch()
 print(result["devices"], kb.check("cpu2-float32", result, kb.reference(params))["ok"])
 """
 

@@ -440,3 +440,36 @@ class Cast:
 
     def prepare(self, inputs: tuple, params: dict):
         return self.row.prepare(tuple(np.asarray(a, self.dtype) for a in inputs), params)
+
+
+# ---------------------------------------------------------------- a training step, timed in rounds
+
+@dataclass(frozen=True)
+class Training:
+    """A lesson's training step, measured an epoch at a time, per image. `build(x, y,
+    **settings)` sets the lesson's trainer up on the first `images` of the case's inputs (None:
+    all), with the case's "settings" (its batch, ...), and returns (epoch, settings): epoch()
+    trains one pass and returns its result (the loss as a host number: every step has finished);
+    the settings hold its "batch". In a case timed in rounds (bench.timing.Rounds), a GPU row
+    then traces one more epoch with `framework`'s profiler (bench.traces), unless the case's
+    params say "trace": False."""
+    build: Callable
+    images: int | None = None
+    framework: str | None = "jax"  # its profiler: "jax", "torch" (None: never traced)
+
+    def prepare(self, inputs: tuple, params: dict):
+        from bench import traces
+        from bench.runner import Prepared
+
+        x, y = inputs
+        n = min(self.images or len(x), len(x))
+        epoch, settings = self.build(x[:n], y[:n], **params.get("settings", {}))
+        batch = settings["batch"]
+
+        def trace(median_s: float) -> dict:  # median_s: seconds per image, untraced
+            return traces.step_trace(self.framework, epoch, n // batch, median_s * batch)
+        traced = self.framework and params.get("trace", True)
+        return Prepared(run=epoch, calls=n, trace=trace if traced else None,
+                        record={"params": {"batch_size": batch, "images_per_sample": n},
+                                "extra": {"framework": self.framework, "settings": settings}
+                                if self.framework else {"settings": settings}})

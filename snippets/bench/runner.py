@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -54,6 +54,12 @@ class Prepared:
     fetch: Callable[[], Any] | None = None  # GPU only: copy the kernel's output back (for checking)
     external: Callable[[], str] | None = None  # timed outside Python: returns the program's
     #                                            output, whose `BENCH {json}` lines are the figures
+    # `run` may do `calls` calls' work (an epoch of n images: n; the figures are per call);
+    # `record` goes into the measurement (params, extra); in a case timed in rounds
+    # (Case.rounds), `trace(median_s)` profiles one more run of a GPU row after the rounds.
+    calls: int = 1
+    record: dict = field(default_factory=dict)
+    trace: Callable[[float], dict] | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,7 @@ class Case:
     variants: tuple[str, ...] | None = None  # run by default (None: every variant that runs)
     note: str = ""  # why some variants are left out by default
     default: bool = True  # run when no cases are named (False: a quick check, on request)
+    rounds: timing.Rounds | None = None  # time the case's rows together, in interleaved rounds
 
 
 @dataclass
@@ -254,13 +261,79 @@ def measure_variant(bench: Benchmark, case: str, variant: str, params: dict, ref
         sampler = gpu_state.Sampler() if device == "gpu" and clock == "host" else None
         with sampler or contextlib.nullcontext():
             stats = _time(fn, calls, clock, repeats, warmup if one < 1.0 else 0)  # slow: warm
+        if prep.calls != 1:  # a run is `calls` calls' work (an epoch of n images): per call
+            stats = per_call(stats, prep.calls)
         more = (gpu_conditions(stats, sampler.readings if sampler else [], extra)
                 if device == "gpu" else {})
+        if prep.record:  # what the adapter says of the row (a training step's settings)
+            more["extra"] = {**extra.get("extra", {}), **prep.record.get("extra", {})}
         found.append(results.measurement(
-            case, variant, device, phase, stats, params=params, calls_per_sample=calls,
+            case, variant, device, phase, stats, params={**params, **prep.record.get("params", {})},
+            calls_per_sample=calls * prep.calls,
             error={k: v for k, v in checks.get(phase, checks["end_to_end"]).items() if k != "ok"},
-            **extra, **more))
+            **{**extra, **more}))
     return found, ""
+
+
+def measure_rounds(bench: Benchmark, case: str, variants: list[str], params: dict,
+                   reference: Any, spec: timing.Rounds) -> tuple[list[dict], list[str]]:
+    """A case's rows in one process, timed together in interleaved rounds (timing.Rounds): each
+    set up, run once (compiling) and once more, checked; then the rounds; then each GPU row's
+    trace; each row's last result checked again. Returns (measurements, problems)."""
+    ready, problems, start = {}, [], time.perf_counter()
+    for variant in variants:
+        t0 = time.perf_counter()
+        if spec.build_s is not None and t0 - start > spec.build_s:
+            problems.append(f"{case}/{variant} failed: not set up, {spec.build_s:g} s had passed")
+            continue
+        try:
+            prep = bench.setup(variant, params)
+            prep.run()  # compiles
+            check = bench.check(variant, prep.run(), reference)
+        except Exception as exc:  # noqa: BLE001 - one row's failure is its own
+            problems.append(f"{case}/{variant} failed: {_one_line(exc)}")
+            continue
+        if not check["ok"]:
+            problems.append(f"{case}/{variant} failed its correctness check ({check['metric']} = "
+                            f"{check['value']}); not timed")
+            continue
+        ready[variant] = prep, time.perf_counter() - t0
+        progress(f"{case}: {variant}: ready in {ready[variant][1]:.1f} s")
+    groups = [{v: p.run for v, (p, _) in ready.items() if bench.device(v) == d}
+              for d in ("gpu", "cpu")]  # no CPU row's threads share the host with a GPU round
+    with gpu_state.Sampler() as sampler:
+        timed = timing.time_rounds(groups, spec, say=progress)
+    found = []
+    for variant, (prep, ready_s) in ready.items():
+        t, device = timed[variant], bench.device(variant)
+        check = bench.check(variant, t["last"], reference)
+        if not check["ok"]:
+            problems.append(f"{case}/{variant} failed its correctness check after its rounds "
+                            f"({check['metric']} = {check['value']}); not recorded")
+            continue
+        stats = timing.summarize([s / prep.calls for s in t["samples_s"]], "host", prep.calls)
+        counted = bench.counts(variant, params, reference)
+        work = counted.get("work") or {"calls": 1}
+        rounds = [{"round": r["round"], "counted": r["counted"],
+                   **{f"{unit}_per_s": round(amount / statistics.median(
+                       [s / prep.calls for s in r["samples_s"]]), 1)
+                      for unit, amount in work.items()},
+                   "samples": len(r["samples_s"]), "seconds": r["seconds"], "steal": r["steal"],
+                   "cpu_per_s": r["cpu_per_s"]} for r in t["rounds"]]
+        extra = {**prep.record.get("extra", {}), "rounds": rounds, "ready_s": round(ready_s, 2)}
+        for unit in work:
+            extra[f"rounds_{unit}_per_s"] = [r[f"{unit}_per_s"] for r in rounds if r["counted"]]
+        if prep.trace is not None and device == "gpu":
+            extra["trace"] = prep.trace(stats.median_s)
+            progress(f"{case}: {variant}: traced")
+        fields = {**counted, "params": {**params, **{k: v for k, v in asdict(spec).items() if v is not None},
+                             **prep.record.get("params", {})},
+                  "calls_per_sample": prep.calls, "extra": extra,
+                  "error": {k: v for k, v in check.items() if k != "ok"}}
+        if device == "gpu":
+            fields.update(gpu_conditions(stats, sampler.readings, fields))
+        found.append(results.measurement(case, variant, device, "end_to_end", stats, **fields))
+    return found, problems
 
 
 def probe_compile(bench: Benchmark, variants: list[str]) -> dict:
@@ -373,6 +446,8 @@ def run_benchmark(bench: Benchmark, cases: list[str], variants: list[str] | None
         chosen = usable(variants or spec.variants or bench.runnable())
         if variants is None and spec.note:
             note(f"{case}: {spec.note}")
+        if spec.rounds is not None:
+            note(f"{case}: {spec.rounds.describe()}")
         todo = [v for v in chosen if [case, v] not in completed]
         if len(todo) < len(chosen):
             progress(f"{case}: {len(chosen) - len(todo)} variant(s) kept from the partial file")
@@ -380,6 +455,21 @@ def run_benchmark(bench: Benchmark, cases: list[str], variants: list[str] | None
         if todo:
             progress(f"{case}: reference result")
             reference = bench.reference(spec.params)
+        if spec.rounds is not None and todo:  # the rows together, all or none kept
+            progress(f"{case}: {', '.join(todo)}: set up, check, then time in rounds")
+            try:
+                found, problems = measure_rounds(bench, case, todo, spec.params, reference,
+                                                 spec.rounds)
+            except Exception as exc:  # noqa: BLE001 - the rounds' crash fails the case
+                found, problems = [], [f"{case}/* failed: {_one_line(exc)}"]
+            for problem in problems:
+                notes.append(problem)
+                progress(problem)
+            measurements += found
+            completed += [[case, v] for v in todo if any(m["variant"] == v for m in found)]
+            todo = []
+            if on_progress:
+                on_progress(measurements, notes, completed)
         for variant in todo:
             progress(f"{case}: {variant}: check, then time")
             try:

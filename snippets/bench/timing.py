@@ -5,12 +5,15 @@ itself (for example by copying the result back or synchronising). `time_events` 
 work with CUDA events recorded on the stream around the call; `time_cuda`, `time_cupy` and
 `time_torch` give it the events of Numba, CuPy and PyTorch. `time_opencl` reads OpenCL
 profiling events. `summarize` turns samples taken elsewhere (a CUDA C binary) into `Stats`.
+`time_rounds` times several rows together in interleaved rounds, setting aside a round the
+hypervisor disturbed (`Rounds`: the climb's training steps).
 Every `Stats` is per call and says how many calls each sample timed (`calls_per_sample`);
 event timings also carry the SM clock read at each sample (`sm_clock`, see `gpu_state`).
 """
 
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 from dataclasses import asdict, dataclass
@@ -162,3 +165,106 @@ def time_once(fn: Callable[[], object]) -> float:
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
+
+
+# Interleaved rounds: rows that share a host, a virtual machine's, timed turn by turn.
+STEAL_LIMIT = 0.015  # the rule for a round the hypervisor disturbed, fixed before the run of
+#   2026-12-02 (fifth session): in the run before, ordinary rounds lost 0.02 to 1.0 % of the
+#   host's CPU time to steal and the three slow ones 2.1 to 3.4 %
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """A case timed in interleaved rounds (`Case.rounds`): every row is set up, run once (its
+    first call compiles) and once more, each begun within `build_s` seconds of the first. Then
+    each row warms up for at least `warm_s` seconds, uncounted, in round order; then each of
+    `rounds` rounds runs every row in turn for at least `per_round` calls and `round_s` seconds,
+    with the garbage collector off. A round that lost more than `steal_limit` of the host's CPU
+    time to steal (/proc/stat) is set aside and run again, at most `retries` times in a row and
+    `budget` times in the run; it stays in the record, marked, and its samples are not counted.
+    A sample is one call. The GPU rows' rounds come first, the CPU rows' after them."""
+    rounds: int = 3
+    per_round: int = 6
+    round_s: float = 3.0
+    warm_s: float = 1.0
+    retries: int = 2
+    budget: int = 12  # set-aside rounds in one run, at most: a bound on the run's time
+    steal_limit: float = STEAL_LIMIT
+    build_s: float | None = None  # set-up time for all rows; a row not set up by then is left out
+
+    def describe(self) -> str:
+        """The rule in words, for the results file's notes."""
+        return (f"timed in interleaved rounds: after at least {self.warm_s:g} s of uncounted "
+                f"warm-up calls each, {self.rounds} rounds (GPU rows, then CPU rows), each row "
+                f"at least {self.per_round} calls and {self.round_s:g} s a round; a round that "
+                f"lost more than {self.steal_limit:.1%} of the host's CPU time to steal runs "
+                f"again (up to {self.retries} times, {self.budget} in the run)")
+
+
+def host_times() -> tuple[int, int] | None:
+    """(steal, total) jiffies of every CPU from /proc/stat, or None where there is none."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return (fields[7], sum(fields)) if len(fields) == 8 else None
+
+
+def timed_round(fn: Callable[[], object], per_round: int, round_s: float,
+                host: Callable[[], tuple[int, int] | None] = host_times) -> tuple[dict, object]:
+    """Calls of `fn` until at least `per_round` ran and `round_s` seconds passed: the round's
+    record (each call's seconds, the round's seconds, its steal share and the process's CPU
+    seconds per second) and the last call's result."""
+    gc.collect()
+    gc.disable()  # a collection inside a timed call would land on one row's round
+    before, cpu, start, samples = host(), time.process_time(), time.perf_counter(), []
+    try:
+        while len(samples) < per_round or time.perf_counter() - start < round_s:
+            t0 = time.perf_counter()
+            last = fn()
+            samples.append(time.perf_counter() - t0)
+    finally:
+        gc.enable()
+    wall, after = time.perf_counter() - start, host()
+    steal = None
+    if before and after and after[1] > before[1]:
+        steal = round((after[0] - before[0]) / (after[1] - before[1]), 4)
+    return {"samples_s": samples, "seconds": round(wall, 3), "steal": steal,
+            "cpu_per_s": round((time.process_time() - cpu) / wall, 2)}, last
+
+
+def time_rounds(groups: list[dict[str, Callable[[], object]]], spec: Rounds,
+                say: Callable[[str], object] = print,
+                host: Callable[[], tuple[int, int] | None] | None = None) -> dict[str, dict]:
+    """Each group's rows (key -> fn, set up and warm) in interleaved rounds, one group after
+    the other (see Rounds). Per row: its counted samples (seconds per call), every round's
+    record in the order run ("round", "counted" and timed_round's fields) and the last result."""
+    host = host or host_times
+    gc.collect()
+    gc.freeze()  # what the set-ups left is never collected again: short collections per round
+    timed = {key: {"samples_s": [], "rounds": [], "last": None} for g in groups for key in g}
+    set_aside = 0
+    for group in groups:
+        for fn in group.values():  # the warm-up: warm_s seconds each, in round order, uncounted
+            start = time.perf_counter()
+            fn()
+            while time.perf_counter() - start < spec.warm_s:
+                fn()
+        for number in range(1, spec.rounds + 1):
+            for key, fn in group.items():
+                for attempt in range(spec.retries + 1):
+                    got, timed[key]["last"] = timed_round(fn, spec.per_round, spec.round_s, host)
+                    disturbed = got["steal"] is not None and got["steal"] > spec.steal_limit
+                    may_repeat = attempt < spec.retries and set_aside < spec.budget
+                    got.update(round=number, counted=not (disturbed and may_repeat))
+                    timed[key]["rounds"].append(got)
+                    say(f"round {number}: {key}: median {statistics.median(got['samples_s']):.4g} s "
+                        f"a call ({len(got['samples_s'])} calls, {got['seconds']:.2f} s, steal "
+                        f"{got['steal']})" + ("" if got["counted"] else ": steal above the limit, "
+                                              "set aside"))
+                    if got["counted"]:
+                        timed[key]["samples_s"] += got["samples_s"]
+                        break
+                    set_aside += 1
+    return timed
