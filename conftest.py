@@ -55,7 +55,6 @@ os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.
 LONGEST_FIRST = [  # seconds on an idle core, 2026-12-02, with bytecode compiled (see Makefile)
     "tests/test_keras_train.py",  # 200: two trainings a backend, a Ctrl-C run
     "tests/site/test_site_browser.py",  # ~170: every page visited in Chromium, diagrams measured
-    "tests/test_snippets_standalone.py",  # ~70: every shown lesson run alone
     "tests/test_matmul.py",  # 69: sgemm.cu built (PTX), the simulator smoke run
     "docs/kernels/matmul.md",  # 50: sgemm.cu built for sm_90a
     "tests/test_frameworks.py",  # 36-50: TensorFlow and JAX training
@@ -64,6 +63,8 @@ LONGEST_FIRST = [  # seconds on an idle core, 2026-12-02, with bytecode compiled
     "tests/test_reduction.py",  # not measured yet
     "docs/training/cats-vs-dogs.md",  # 25
     "tests/test_saxpy.py",  # 23
+    "docs/training/climb.md",  # ~20 (2026-12-06, loaded): its block runs every step under JAX
+    "tests/test_snippets_standalone.py",  # ~20 (2026-12-06, loaded): shown files run copied alone
     "tests/test_opencl.py",  # 17: the kernels under qemu
     "tests/tools/test_doctor.py",  # 16
     "tests/test_mandelbrot.py",  # 13-19
