@@ -64,7 +64,7 @@ def companions(path: Path) -> set[Path]:
 
 def page_runs(rel: str) -> bool:
     """Whether a page block that pytest-codeblocks runs on this machine runs or compiles `rel`."""
-    runs = re.compile(rf"(^|[;&|]\s*)(\w+=\S+\s+)*{COMPILER[Path(rel).suffix]}\b.*?\s{rel}\b", re.M)
+    runs = re.compile(rf"(^|[;&|]\s*)(\w+=\S+\s+)*{COMPILER[Path(rel).suffix]}\b.*?\s{re.escape(rel)}\b", re.M)
     skipped = lambda mark: mark.name == "skip" or (mark.name == "skipif" and mark.args[0])  # noqa: E731
     return any(block.syntax in ("bash", "sh") and runs.search(block.code.replace("\\\n", " "))
                and not any(skipped(eval(m, {"sys": sys, "pytest": pytest}).mark) for m in block.marks)
