@@ -64,10 +64,15 @@ def companions(path: Path) -> set[Path]:
 
 def page_runs(rel: str) -> bool:
     """Whether a page block that pytest-codeblocks runs on this machine runs or compiles `rel`."""
-    runs = re.compile(rf"(^|[;&|]\s*)(\w+=\S+\s+)*{COMPILER[Path(rel).suffix]}\b.*?\s{re.escape(rel)}\b", re.M)
-    skipped = lambda mark: mark.name == "skip" or (mark.name == "skipif" and mark.args[0])  # noqa: E731
+    tool = COMPILER[Path(rel).suffix]
+    runs = re.compile(rf"(^|[;&|]\s*)(\w+=\S+\s+)*{tool}\b.*?\s{re.escape(rel)}\b", re.M)
+
+    def skipped(text: str) -> bool:  # as pytest-codeblocks reads the marks above a block
+        mark = eval(text, {"sys": sys, "pytest": pytest}).mark
+        return mark.name == "skip" or (mark.name == "skipif" and bool(mark.args[0]))
+
     return any(block.syntax in ("bash", "sh") and runs.search(block.code.replace("\\\n", " "))
-               and not any(skipped(eval(m, {"sys": sys, "pytest": pytest}).mark) for m in block.marks)
+               and not any(skipped(m) for m in block.marks)
                for page in SHOWN[rel] for block in extract_from_file(page))
 
 
@@ -92,11 +97,13 @@ def test_shown_snippet_runs_copied_alone(tmp_path, rel):
     if path.suffix == ".py" and page_runs(rel) or rel in IMPORTED and not demo:
         return  # its page block runs it, or the file that imports it does
     if path.suffix != ".py":
-        command = [COMPILER[path.suffix], "-M" if page_runs(rel) else "-c", path.name, "-o", os.devnull]
+        command = [COMPILER[path.suffix], "-M" if page_runs(rel) else "-c", path.name,
+                   "-o", os.devnull]
     elif not demo:
         command = [sys.executable, "-c", f"import {path.stem}"]
     else:
-        command = [sys.executable, path.name, *(["--help"] if rel in TOOLS else DEMO_ARGS.get(rel, []))]
+        args = ["--help"] if rel in TOOLS else DEMO_ARGS.get(rel, [])
+        command = [sys.executable, path.name, *args]
     need = missing[0] if missing and rel not in TOOLS else command[0]  # a tool answers --help first
     if need != command[0] or shutil.which(need) is None:
         pytest.skip(f"{rel} needs {need}, which is not installed here")
@@ -104,5 +111,6 @@ def test_shown_snippet_runs_copied_alone(tmp_path, rel):
             if p and not Path(p).resolve().is_relative_to(ROOT)]  # nothing from the repository
     proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=600,
                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(kept)))
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stdout[-1500:] + proc.stderr[-2500:]
-    assert proc.stdout.strip() or not demo, f"{rel} printed nothing"  # a demo's result, a tool's usage
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, \
+        f"{' '.join(command[1:])} in an empty folder:\n{proc.stdout[-1500:]}{proc.stderr[-2500:]}"
+    assert proc.stdout.strip() or not demo, f"{rel} printed nothing"  # a demo's result, a usage
