@@ -55,20 +55,21 @@ os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.
 LONGEST_FIRST = [  # seconds on an idle core, 2026-12-02, with bytecode compiled (see Makefile)
     "tests/test_keras_train.py",  # 200: two trainings a backend, a Ctrl-C run
     "tests/site/test_site_browser.py",  # ~170: every page visited in Chromium, diagrams measured
-    "tests/test_snippets_standalone.py",  # ~70: every shown lesson run alone
     "tests/test_matmul.py",  # 69: sgemm.cu built (PTX), the simulator smoke run
     "docs/kernels/matmul.md",  # 50: sgemm.cu built for sm_90a
     "tests/test_frameworks.py",  # 36-50: TensorFlow and JAX training
-    "tests/test_bench_runner.py",  # 28
+    "tests/tools/test_bench_runner.py",  # 28
     "tests/test_keras_climb.py",  # not measured yet (merged after these figures)
     "tests/test_reduction.py",  # not measured yet
     "docs/training/cats-vs-dogs.md",  # 25
     "tests/test_saxpy.py",  # 23
+    "docs/training/climb.md",  # ~20 (2026-12-06, loaded): its block runs every step under JAX
+    "tests/test_snippets_standalone.py",  # ~20 (2026-12-06, loaded): shown files run copied alone
     "tests/test_opencl.py",  # 17: the kernels under qemu
-    "tests/test_doctor.py",  # 16
+    "tests/tools/test_doctor.py",  # 16
     "tests/test_mandelbrot.py",  # 13-19
     "tests/site/test_site_chooser.py",
-    "tests/test_keras_inputs.py",  # 10
+    "tests/tools/test_keras_inputs.py",  # 10
     "docs/accelerators/frameworks.md",  # 12
     "docs/setup/check-your-gpu.md",  # 11
     "docs/accelerators/compilers.md",  # 7
@@ -83,26 +84,6 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable
-    run_once(config, items)
-
-
-def run_once(config, items) -> None:
-    """A page block that only runs a lesson is run by tests/test_snippets_standalone.py, copied
-    alone into an empty folder, with the page's command and expected output (its RUN_HERE): when
-    that test is collected for the lesson, pytest-codeblocks does not run the block again."""
-    covered = set()
-    for item in items:
-        if item.nodeid.startswith(
-                "tests/test_snippets_standalone.py::test_shown_python_file_runs_alone["):
-            for page, lineno in item.module.RUN_HERE.get(item.callspec.params["rel"], ()):
-                covered.add((os.path.realpath(page), lineno))
-    if not covered:
-        return
-    again = [item for item in items if type(item).__name__ == "TestBlock"
-             and (os.path.realpath(item.path), item.obj.lineno) in covered]
-    if again:
-        config.hook.pytest_deselected(items=again)
-        items[:] = [item for item in items if item not in again]
 
 
 STDERR_TAIL = 25  # lines of a failing block's stderr shown in the report

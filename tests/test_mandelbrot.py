@@ -287,12 +287,6 @@ def test_sass_loops_count_fp64_instructions_per_iteration():
         sass_loops("===== cuda_f64 k\n        /*0000*/                   EXIT ;\n")
 
 
-def test_bar_is_the_same_in_test_and_renderer():
-    from renderers.mandelbrot import BAR_PIXEL_ITERATIONS, BAR_VARIANT
-
-    assert (BAR_PIXEL_ITERATIONS, BAR_VARIANT) == (bm.F64_BAR, "cuda_f64_fast")
-
-
 def synthetic_results(tmp_path, kernel_s, spread=1.05):
     """A results file with one CPU and two GPU measurements of the large case."""
     from bench import results

@@ -69,10 +69,6 @@ def test_wide_load_kernels_at_a_multiple_of_four(sg, kernel):
     assert err <= sg.tolerance(20)
 
 
-def test_kernels_list_is_the_progression(sg):
-    assert list(sg.KERNELS) == KERNELS
-
-
 def test_unwritten_or_wrong_output_fails_the_check(sg):
     a, b = sg.make_inputs(5, 4, 3)
     ref = a.astype(np.float64) @ b.astype(np.float64)

@@ -291,14 +291,18 @@ def axe_source() -> str:
     return found.read_text()
 
 
-# The dark pass needs only the rules that depend on colour (color-contrast is most of axe's time).
+# The dark pass needs only the rules that depend on colour (color-contrast is most of axe's time),
+# and not on the code listings: their every token is a node for axe, and their colours are the
+# theme's code variables, which `code_colours` reads once per scheme.
 COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+LISTINGS = ["pre"]
 
 AXE_RUN = """
-async (rules) => {
+async ([rules, exclude]) => {
   const options = { resultTypes: ["violations"] };
   if (rules) options.runOnly = { type: "rule", values: rules };
-  const result = await axe.run(document, options);
+  const result = await axe.run(exclude.length ? { exclude: exclude.map(s => [s]) } : document,
+                               options);
   return result.violations.map(v => ({
     id: v.id, impact: v.impact, help: v.help,
     nodes: v.nodes.slice(0, 4).map(n => n.target.join(" ") + " -- " +
@@ -309,10 +313,57 @@ async (rules) => {
 """
 
 
-def run_axe(page, axe_js: str, rules: list[str] | None = None) -> list[dict]:
+def run_axe(page, axe_js: str, rules: list[str] | None = None,
+            exclude: list[str] = ()) -> list[dict]:
+    """axe's violations on the page (`rules`; None: all), leaving out what `exclude` selects."""
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(content=axe_js)
-    return page.evaluate(AXE_RUN, rules)
+    return page.evaluate(AXE_RUN, [rules, list(exclude)])
+
+
+# Each code colour variable of the theme (--md-code-fg-color, --md-code-hl-<token>-color, from
+# every stylesheet of the page), as the browser computes it inside a listing, with the
+# listing's background: [(name, (r, g, b, a), (r, g, b, a))].
+CODE_COLOURS = """
+() => {
+  const names = new Set(["--md-code-fg-color"]);
+  const scan = rules => {
+    for (const rule of rules) {
+      for (const name of Array.from(rule.style || []))
+        if (/^--md-code-hl-\\w+-color$/.test(name)) names.add(name);
+      if (rule.cssRules) scan(rule.cssRules);  // inside @media and the like
+    }
+  };
+  for (const sheet of document.styleSheets) scan(sheet.cssRules);
+  const code = document.querySelector(".md-typeset pre > code");
+  const rgba = value => {
+    const probe = document.createElement("span");
+    probe.style.color = value;
+    code.appendChild(probe);
+    const found = getComputedStyle(probe).color.match(/[\\d.]+/g).map(Number);
+    probe.remove();
+    return found.length === 3 ? [...found, 1] : found;
+  };
+  const background = rgba("var(--md-code-bg-color)");
+  return [...names].sort().map(name => [name, rgba(`var(${name})`), background]);
+}
+"""
+
+
+def contrast(fg: tuple, bg: tuple) -> float:
+    """WCAG contrast ratio of a colour (its alpha laid over `bg`) on an opaque `bg`."""
+    def luminance(rgb):
+        c = [x / 255 for x in rgb]
+        c = [x / 12.92 if x <= 0.04045 else ((x + 0.055) / 1.055) ** 2.4 for x in c]
+        return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+    over = [f * fg[3] + b * (1 - fg[3]) for f, b in zip(fg[:3], bg[:3])]
+    hi, lo = sorted((luminance(over), luminance(bg[:3])), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def code_colours(page) -> dict[str, float]:
+    """{code colour variable: its contrast on the listing background}, on the loaded page."""
+    return {name: contrast(fg, bg) for name, fg, bg in page.evaluate(CODE_COLOURS)}
 
 
 # ---------------------------------------------------------------- one visit per page
@@ -608,7 +659,7 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
         if axe_js:
             # Audit before anything is clicked: the copy button's "Copied to clipboard" toast
             # fades out over a few hundred ms, and axe would catch it half-transparent.
-            visit.axe = run_axe(page, axe_js, None if full else rules)
+            visit.axe = run_axe(page, axe_js, None if full else rules, () if full else LISTINGS)
         if full:
             visit.images = page.evaluate(IMAGES)
             visit.code = page.evaluate(CODE_BLOCKS)

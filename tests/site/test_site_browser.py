@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from sitecheck import (  # noqa: F401 - fixtures are used by name
-    COLOUR_RULES, DIAGRAM_FIT, DRAWN, MERMAID_TIMEOUT_MS, MIN_READABLE_PX, NARROW_VIEWPORT,
+    COLOUR_RULES, DIAGRAM_FIT, code_colours, DRAWN, MERMAID_TIMEOUT_MS, MIN_READABLE_PX, NARROW_VIEWPORT,
     READABILITY, SIDEWAYS, WIDE_VIEWPORT, Recorder, axe_source, browser, chromium_path,
     content_pages, label, luma, new_context, normalised_lines, page_file, page_paths, run_axe,
     serve, site_server, site_visits, visit_page,
@@ -205,6 +205,23 @@ def test_accessibility_light_scheme(site_visits):
 
 def test_accessibility_dark_scheme(site_visits):
     assert not blocking(site_visits.dark), "axe-core: serious or critical violations"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_code_colours_reach_4_5_to_1_on_the_listing_background(browser, site_server, scheme):
+    """The dark pass of axe leaves the code listings out (sitecheck.LISTINGS): every token of
+    every listing is the theme's code colour variables, checked here once per scheme."""
+    path = next(p for p in content_pages(site_server.root)
+                if "<pre" in page_file(site_server.root, p).read_text())
+    context = new_context(browser, site_server, scheme)
+    try:
+        page = context.new_page()
+        page.goto(site_server.url(path), wait_until="load")
+        found = code_colours(page)
+    finally:
+        context.close()
+    assert len(found) >= 10, found  # the fg colour and Material's token colours, at least
+    assert not {name: round(ratio, 2) for name, ratio in found.items() if ratio < 4.5}
 
 
 @contextmanager
