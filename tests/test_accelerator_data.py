@@ -29,11 +29,23 @@ def rows(name: str) -> list[dict]:
 
 
 def directives(page: str, needle: str) -> list[dict]:
-    """The arguments of each `<!-- render table ... -->` line of a page that holds `needle`."""
-    from renderers.page import DIRECTIVE, parse_args
+    """The arguments of each `<!-- render table ... -->` line of a page whose file (its `path=`,
+    or the file the page's front matter binds) or arguments hold `needle`."""
+    from mkdocs.utils.meta import get_data
+    from renderers.page import DIRECTIVE, bindings, parse_args
 
-    found = [DIRECTIVE.match(line.strip()) for line in (DOCS / page).read_text().splitlines()]
-    return [parse_args(m["args"]) for m in found if m and m["name"] == "table" and needle in m["args"]]
+    markdown, meta = get_data((DOCS / page).read_text())
+    bound = bindings(meta.get("data"))
+    found = []
+    for m in map(DIRECTIVE.match, (line.strip() for line in markdown.splitlines())):
+        if not (m and m["name"] == "table"):
+            continue
+        kwargs = parse_args(m["args"])[1]
+        path = kwargs.get("path", "")
+        kwargs["path"] = path if "/" in path else bound.get(path, bound.get("", path))
+        if needle in m["args"] or needle in kwargs["path"]:
+            found.append(kwargs)
+    return found
 
 
 def table(page: str, needle: str, docs=DOCS, **override) -> str:
