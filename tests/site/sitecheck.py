@@ -542,7 +542,7 @@ class Visit:
     mermaid_svgs: list = field(default_factory=list)  # DIAGRAM_FIT of each diagram
     mermaid_error: str = ""
     sideways: dict = field(default_factory=dict)  # SIDEWAYS
-    notebook_luma: list[float] = field(default_factory=list)  # mean luminance of each image, 0-1
+    notebook_rgb: list[tuple] = field(default_factory=list)  # mean colour of each image, 0-1
     code: dict = field(default_factory=dict)
     copied: tuple[str, str] | None = None  # (code block text, clipboard text)
     notebook: dict | None = None
@@ -605,13 +605,19 @@ class Recorder:
             page.wait_for_timeout(50)
 
 
-def luma(png: bytes) -> float:
-    """The mean luminance (0 black, 1 white) of a screenshot."""
+def mean_rgb(png: bytes) -> tuple[float, float, float]:
+    """The mean colour (each channel 0-1) of a screenshot."""
     import io
 
     from PIL import Image, ImageStat
 
-    return ImageStat.Stat(Image.open(io.BytesIO(png)).convert("L")).mean[0] / 255
+    return tuple(c / 255 for c in ImageStat.Stat(Image.open(io.BytesIO(png)).convert("RGB")).mean)
+
+
+def same_colours(a: tuple, b: tuple, tolerance: float = 0.03) -> bool:
+    """Whether two mean colours are one picture's, unfiltered: no channel moved by more than
+    `tolerance` (an inversion darkens the paper; a hue rotation moves the channels apart)."""
+    return all(abs(x - y) <= tolerance for x, y in zip(a, b))
 
 
 # After a change of width: the layout redone, accessibility.js's resize observers run, and the
@@ -624,7 +630,7 @@ RELAID = """async () => {
 
 def measure(page, visit: Visit, mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) -> None:
     """What depends on the width: diagrams as drawn, readability, sideways scroll, notebook
-    images' luminance."""
+    images' colours."""
     if visit.mermaid_blocks:
         # No scrolling: every diagram must be drawn on its own once the page is idle, as for
         # print (mermaid-loader.js).
@@ -637,7 +643,7 @@ def measure(page, visit: Visit, mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) ->
     visit.readability = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
     visit.sideways = page.evaluate(SIDEWAYS)
     for img in page.locator(".jupyter-wrapper .jp-OutputArea-output img:visible").all():
-        visit.notebook_luma.append(luma(img.screenshot()))
+        visit.notebook_rgb.append(mean_rgb(img.screenshot()))
 
 
 def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
@@ -645,7 +651,7 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS, narrow: dict | None = None):
     """Load one page and record what the tests check. `full`: every check (the copy button
     clicked, images, code, notebook); otherwise the scheme, errors, requests, diagrams,
-    readability, sideways scroll, notebook images' luminance and axe's `rules` (None: all).
+    readability, sideways scroll, notebook images' colours and axe's `rules` (None: all).
     With `narrow` (a viewport), the page is then narrowed to it and measured again (`measure`):
     the answer is (the visit, the narrow visit), else the visit."""
     visit = Visit(path, scheme, width=page.viewport_size["width"])
