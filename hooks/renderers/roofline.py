@@ -47,7 +47,6 @@ def roofline(docs_dir: Path, path: str, alt: str, kernels: str = "") -> str:
     def phone(fig):  # a tall chart with its points unlabelled: roofline_points lists them
         for text in list(fig.axes[0].texts):
             text.remove()
-        fig.axes[0].get_legend().set_bbox_to_anchor((0.5, -0.2))
         fig.set_size_inches(4.8, 9.5)
 
     return svg_figure(fig, alt=alt, caption=path, phone=phone) + "\n"

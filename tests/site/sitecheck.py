@@ -464,7 +464,58 @@ NOTEBOOK = """
 READABILITY = r"""
 async () => {
   const shown = el => el.offsetParent !== null && el.getClientRects().length > 0;
-  const out = {tables: [], broken_code: [], charts: [], wrapped_outputs: [], small_diagram_text: []};
+  // A chart's SVG laid out inline at the width it is shown (an <img>'s inside cannot be measured):
+  // the height of each plot area (matplotlib's axes patch) in CSS px, and the pairs of tick
+  // labels of one axis that overlap.
+  const chartLayout = (svgText, width) => {
+    const box = document.createElement("div");
+    box.style.cssText = `position:absolute; left:-20000px; top:0; width:${width}px; visibility:hidden`;
+    box.innerHTML = svgText.replace(/^<\?xml[^>]*>/, "").replace(/<!DOCTYPE[^>]*>/, "");
+    document.body.appendChild(box);
+    const svg = box.querySelector("svg");
+    svg.style.width = width + "px";
+    svg.style.height = "auto";
+    const plots = [...svg.querySelectorAll("g[id^='axes_'] > g[id^='patch_']:first-child")]
+      .map(g => Math.round(g.getBoundingClientRect().height));
+    const overlaps = [];
+    for (const axis of svg.querySelectorAll("g[id^='matplotlib.axis_']")) {
+      const labels = [];  // [text, box] per tick (a label of several lines is several <text>s)
+      for (const tick of axis.querySelectorAll(":scope > g[id^='xtick_'], :scope > g[id^='ytick_']")) {
+        const texts = [...tick.querySelectorAll("text")].filter(t => t.textContent.trim());
+        if (!texts.length) continue;
+        const boxes = texts.map(t => t.getBoundingClientRect());
+        labels.push([texts.map(t => t.textContent.trim()).join(" "), {
+          left: Math.min(...boxes.map(b => b.left)), right: Math.max(...boxes.map(b => b.right)),
+          top: Math.min(...boxes.map(b => b.top)), bottom: Math.max(...boxes.map(b => b.bottom))}]);
+      }
+      for (let i = 0; i < labels.length; i++) {
+        for (let j = i + 1; j < labels.length; j++) {
+          const [a, b] = [labels[i][1], labels[j][1]];
+          if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5) {
+            overlaps.push([labels[i][0], labels[j][0]]);
+          }
+        }
+      }
+    }
+    box.remove();
+    return {plot_px: plots.length ? Math.min(...plots) : null, tick_overlaps: overlaps};
+  };
+  // A block whose lines wrap: its text laid out on more lines than it has (line anchors and
+  // other empty elements do not count).
+  const wrapsInsideALine = el => {
+    const lines = el.textContent.split("\n").filter(l => l.trim()).length;
+    const tops = new Set();
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (!n.textContent.trim()) continue;
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      for (const r of range.getClientRects()) if (r.width > 0) tops.add(Math.round(r.top));
+    }
+    return tops.size > lines;
+  };
+  const out = {tables: [], broken_code: [], charts: [], wrapped_outputs: [], wrapped_code: [],
+               small_diagram_text: []};
   for (const wrap of document.querySelectorAll(".md-typeset__scrollwrap")) {
     if (!shown(wrap) || wrap.scrollWidth <= wrap.clientWidth + 1) continue;
     const hint = wrap.previousElementSibling;
@@ -488,16 +539,16 @@ async () => {
       if (box.length === 4 && sizes.length) {
         item.min_px = Math.min(...sizes) * img.getBoundingClientRect().width / box[2];
       }
+      const utf8 = new TextDecoder().decode(Uint8Array.from(text, c => c.charCodeAt(0)));
+      Object.assign(item, chartLayout(utf8, img.getBoundingClientRect().width));
     }
     out.charts.push(item);
   }
+  for (const code of document.querySelectorAll(".md-typeset pre > code")) {
+    if (shown(code) && wrapsInsideALine(code)) out.wrapped_code.push(code.textContent.slice(0, 60));
+  }
   for (const pre of document.querySelectorAll(".jupyter-wrapper .jp-OutputArea-output pre")) {
-    if (!shown(pre)) continue;
-    const lines = pre.textContent.replace(/\n+$/, "").split("\n").length;
-    const range = document.createRange();
-    range.selectNodeContents(pre);
-    const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
-    if (tops.size > lines) out.wrapped_outputs.push(pre.textContent.slice(0, 60));
+    if (shown(pre) && wrapsInsideALine(pre)) out.wrapped_outputs.push(pre.textContent.slice(0, 60));
   }
   for (const d of document.querySelectorAll("div.mermaid")) {
     const svg = d.shadowRoot && d.shadowRoot.querySelector("svg");
@@ -542,7 +593,7 @@ class Visit:
     mermaid_svgs: list = field(default_factory=list)  # DIAGRAM_FIT of each diagram
     mermaid_error: str = ""
     sideways: dict = field(default_factory=dict)  # SIDEWAYS
-    notebook_luma: list[float] = field(default_factory=list)  # mean luminance of each image, 0-1
+    notebook_rgb: list[tuple] = field(default_factory=list)  # mean colour of each image, 0-1
     code: dict = field(default_factory=dict)
     copied: tuple[str, str] | None = None  # (code block text, clipboard text)
     notebook: dict | None = None
@@ -605,13 +656,19 @@ class Recorder:
             page.wait_for_timeout(50)
 
 
-def luma(png: bytes) -> float:
-    """The mean luminance (0 black, 1 white) of a screenshot."""
+def mean_rgb(png: bytes) -> tuple[float, float, float]:
+    """The mean colour (each channel 0-1) of a screenshot."""
     import io
 
     from PIL import Image, ImageStat
 
-    return ImageStat.Stat(Image.open(io.BytesIO(png)).convert("L")).mean[0] / 255
+    return tuple(c / 255 for c in ImageStat.Stat(Image.open(io.BytesIO(png)).convert("RGB")).mean)
+
+
+def same_colours(a: tuple, b: tuple, tolerance: float = 0.03) -> bool:
+    """Whether two mean colours are one picture's, unfiltered: no channel moved by more than
+    `tolerance` (an inversion darkens the paper; a hue rotation moves the channels apart)."""
+    return all(abs(x - y) <= tolerance for x, y in zip(a, b))
 
 
 # After a change of width: the layout redone, accessibility.js's resize observers run, and the
@@ -624,7 +681,7 @@ RELAID = """async () => {
 
 def measure(page, visit: Visit, mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) -> None:
     """What depends on the width: diagrams as drawn, readability, sideways scroll, notebook
-    images' luminance."""
+    images' colours."""
     if visit.mermaid_blocks:
         # No scrolling: every diagram must be drawn on its own once the page is idle, as for
         # print (mermaid-loader.js).
@@ -637,7 +694,7 @@ def measure(page, visit: Visit, mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) ->
     visit.readability = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
     visit.sideways = page.evaluate(SIDEWAYS)
     for img in page.locator(".jupyter-wrapper .jp-OutputArea-output img:visible").all():
-        visit.notebook_luma.append(luma(img.screenshot()))
+        visit.notebook_rgb.append(mean_rgb(img.screenshot()))
 
 
 def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
@@ -645,7 +702,7 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS, narrow: dict | None = None):
     """Load one page and record what the tests check. `full`: every check (the copy button
     clicked, images, code, notebook); otherwise the scheme, errors, requests, diagrams,
-    readability, sideways scroll, notebook images' luminance and axe's `rules` (None: all).
+    readability, sideways scroll, notebook images' colours and axe's `rules` (None: all).
     With `narrow` (a viewport), the page is then narrowed to it and measured again (`measure`):
     the answer is (the visit, the narrow visit), else the visit."""
     visit = Visit(path, scheme, width=page.viewport_size["width"])

@@ -16,8 +16,8 @@ import pytest
 from sitecheck import (  # noqa: F401 - fixtures are used by name
     COLOUR_RULES, DIAGRAM_FIT, code_colours, DRAWN, MERMAID_TIMEOUT_MS, MIN_READABLE_PX, NARROW_VIEWPORT,
     READABILITY, SIDEWAYS, WIDE_VIEWPORT, Recorder, axe_source, browser, chromium_path,
-    content_pages, label, luma, new_context, normalised_lines, page_file, page_paths, run_axe,
-    serve, site_server, site_visits, visit_page,
+    content_pages, label, mean_rgb, new_context, normalised_lines, page_file, page_paths, run_axe,
+    same_colours, serve, site_server, site_visits, visit_page,
 )
 
 PAGE_WEIGHT_LIMIT = 1_000_000  # bytes, for pages without a diagram
@@ -307,29 +307,31 @@ def test_no_chart_scrolls_sideways_on_a_phone(site_visits, scheme):
     assert not {label(p): v.sideways["page"] for p, v in visits.items() if v.sideways["page"] > 1}
 
 
-def test_notebook_images_are_dark_in_the_dark_scheme(site_visits):
-    """A notebook's PNG has white paper baked in: in the dark scheme it must not show as a white
-    box (mean luminance under 0.5), and in the light scheme it stays as it was drawn."""
+def test_notebook_images_keep_their_colours_in_the_dark_scheme(site_visits):
+    """A notebook's PNG (a colour scale, GPU against CPU bars) shows as drawn in both schemes: no
+    inversion or hue rotation (the dark scheme's old filter turned the Mandelbrot set pink)."""
     for width in ("1280", "390"):
-        dark = {label(p): v.notebook_luma for p, v in site_visits.passes[width, "dark"].items()
-                if v.notebook_luma}
-        light = {label(p): v.notebook_luma for p, v in site_visits.passes[width, "light"].items()
-                 if v.notebook_luma}
-        assert dark and light, "no notebook image found"
-        assert all(x < 0.5 for xs in dark.values() for x in xs), dark
-        assert all(x > 0.5 for xs in light.values() for x in xs), light
+        light = {label(p): v.notebook_rgb for p, v in site_visits.passes[width, "light"].items()
+                 if v.notebook_rgb}
+        dark = {label(p): v.notebook_rgb for p, v in site_visits.passes[width, "dark"].items()
+                if v.notebook_rgb}
+        assert light and light.keys() == dark.keys(), "no notebook image found"
+        changed = {p: list(zip(light[p], dark[p])) for p in light
+                   if len(light[p]) != len(dark[p])
+                   or not all(map(same_colours, light[p], dark[p]))}
+        assert not changed, f"{width} px: (light, dark) mean colours"
 
 
-def test_the_dark_notebook_check_fires_on_a_white_image(browser, site_server, site_visits):
-    path = next(p for p, v in site_visits.dark.items() if v.notebook_luma)
+def test_the_notebook_colour_check_fires_on_an_inverted_image(browser, site_server, site_visits):
+    path = next(p for p, v in site_visits.dark.items() if v.notebook_rgb)
     context = new_context(browser, site_server, "dark")
     try:
         page = context.new_page()
         page.goto(site_server.url(path), wait_until="load")
         img = page.locator(".jupyter-wrapper .jp-OutputArea-output img").first
-        assert luma(img.screenshot()) < 0.5
-        img.evaluate("i => { i.style.filter = 'none'; }")  # the site's dark-scheme rule undone
-        assert luma(img.screenshot()) > 0.5
+        assert same_colours(mean_rgb(img.screenshot()), site_visits.dark[path].notebook_rgb[0])
+        img.evaluate("i => { i.style.filter = 'invert(0.88) hue-rotate(180deg)'; }")  # the old rule
+        assert not same_colours(mean_rgb(img.screenshot()), site_visits.dark[path].notebook_rgb[0])
     finally:
         context.close()
 
@@ -349,6 +351,39 @@ def test_the_sideways_check_fires_on_a_chart_wider_than_a_phone(browser, tmp_pat
     assert found["charts"][0]["over"] > 100 and found["page"] > 100, found
 
 
+MIN_PLOT_PX = 200  # a chart's plot area on a phone, in CSS px
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_chart_plot_areas_keep_their_height_on_a_phone(site_visits, scheme):
+    """At 390 px each plot area (the axes, not the legend or labels around it) is at least
+    MIN_PLOT_PX tall, as drawn in the SVG the phone gets (hooks/renderers/charts.py)."""
+    charts = {label(p): v.readability.get("charts", [])
+              for p, v in site_visits.passes["390", scheme].items()}
+    assert any(charts.values()), "no chart found: the check checks nothing"
+    short = {p: [(c["alt"][:40], c["plot_px"]) for c in cs
+                 if c["plot_px"] is None or c["plot_px"] < MIN_PLOT_PX] for p, cs in charts.items()}
+    assert not {p: c for p, c in short.items() if c}, f"(chart, plot px) under {MIN_PLOT_PX} px"
+
+
+@pytest.mark.parametrize("where", [("1280", "light"), ("1280", "dark"), ("390", "light"), ("390", "dark")],
+                         ids="-".join)
+def test_chart_tick_labels_do_not_overlap(site_visits, where):
+    overlaps = {label(p): [(c["alt"][:40], c["tick_overlaps"][:3]) for c in
+                           v.readability.get("charts", []) if c.get("tick_overlaps")]
+                for p, v in site_visits.passes[where].items()}
+    assert not {p: c for p, c in overlaps.items() if c}, "(chart, tick labels drawn over each other)"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_code_and_output_lines_never_wrap_on_a_phone(site_visits, scheme):
+    """A command's options and a CLI's column table keep their lines at 390 px: a code block
+    scrolls sideways instead (with the shadow at its edge, extra.css)."""
+    visits = site_visits.passes["390", scheme]
+    assert any(v.code.get("blocks") for v in site_visits.light.values())
+    assert not readable(visits, "wrapped_code"), "code blocks whose lines wrap"
+
+
 def test_diagram_text_is_readable(visits):
     assert not readable(visits, "small_diagram_text"), f"diagram text under {MIN_READABLE_PX} px"
 
@@ -365,6 +400,13 @@ def test_the_readability_checks_catch_a_bad_page(browser, tmp_path):
     import base64
 
     data = base64.b64encode(svg.encode()).decode()
+    # A plot area 40 units tall in a 600-unit-wide chart (20 px at 300 px), two x labels on one spot.
+    crowded = base64.b64encode((
+        '<svg xmlns="http://www.w3.org/2000/svg" width="600pt" height="200pt" viewBox="0 0 600 200">'
+        '<g id="axes_1"><g id="patch_2"><path d="M 50 10 L 590 10 L 590 50 L 50 50 z"/></g>'
+        '<g id="matplotlib.axis_1"><g id="xtick_1"><text x="100" y="80" style="font-size: 24px">'
+        '8192\u00b3</text></g><g id="xtick_2"><text x="130" y="80" style="font-size: 24px">'
+        '3001\u00d74099\u00d72053</text></g></g></g></svg>').encode()).decode()
     body = ('<div class="md-typeset"><div class="md-typeset__scrollwrap" style="overflow-x:auto;'
             'width:200px"><table style="width:900px"><tr><td>wide</td></tr></table></div>'
             '<table><tr><td><div style="width:80px"><code style="word-break:break-all">'
@@ -372,15 +414,21 @@ def test_the_readability_checks_catch_a_bad_page(browser, tmp_path):
             f'<figure class="data-chart"><img alt="a chart" '
             f'style="width:300px" src="data:image/svg+xml;base64,{data}#only-light"></figure></div>'
             '<div class="jupyter-wrapper"><div class="jp-OutputArea-output"><pre style="width:80px;'
-            'white-space:pre-wrap;word-break:break-all">CPU njit_parallel 1234567</pre></div></div>')
+            'white-space:pre-wrap;word-break:break-all">CPU njit_parallel 1234567</pre></div></div>'
+            '<div class="md-typeset"><pre><code style="display:block;width:120px;white-space:pre-wrap">'
+            'aws ec2 describe-instances --explain --nvidia-only</code></pre></div>'
+            f'<figure class="data-chart"><img alt="a crowded chart" style="width:300px" '
+            f'src="data:image/svg+xml;base64,{crowded}#only-light"></figure>')
     with bad_page(browser, tmp_path, body) as (page, server):
         page.goto(server.url(""), wait_until="load")
         found = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
     assert found["tables"], found
     assert found["broken_code"], found
     assert found["wrapped_outputs"], found
-    [chart] = found["charts"]
+    assert found["wrapped_code"] == ["aws ec2 describe-instances --explain --nvidia-only"], found
+    chart, crowded = found["charts"]
     assert not chart["dark"] and chart["min_px"] < MIN_READABLE_PX
+    assert crowded["plot_px"] == 20 and crowded["tick_overlaps"] == [["8192³", "3001×4099×2053"]]
 
 
 def test_the_contrast_audit_fails_when_a_real_element_loses_contrast(browser, site_server,

@@ -4,7 +4,8 @@
  *    scrolls sideways in a box that a keyboard user cannot reach. Each such box that overflows
  *    becomes focusable (arrow keys then scroll it) and is named; a table that scrolls also gets
  *    a visible cue above it (and a shadow at its edge, extra.css). Boxes are re-checked when their
- *    size changes, for instance when a content tab that holds one is opened. */
+ *    size changes, for instance when a content tab that holds one is opened.
+ * 3. A table cell of long notes is marked, so that a phone gives it a reading width (extra.css). */
 (function () {
   "use strict";
   var search = document.querySelector(".md-search[role=dialog]");
@@ -59,7 +60,14 @@
     })
     : null;
 
+  // A table cell of long notes (extra.css gives it a reading width on a phone).
+  var LONG_CELL = 160;  // characters
+
   function scan() {
+    var cells = document.querySelectorAll(".md-typeset table:not([class]) td:not([data-long-cell])");
+    for (var k = 0; k < cells.length; k++) {
+      if (cells[k].textContent.length > LONG_CELL) cells[k].setAttribute("data-long-cell", "");
+    }
     var boxes = document.querySelectorAll(SCROLLERS);
     for (var i = 0; i < boxes.length; i++) {
       mark(boxes[i]);

@@ -19,6 +19,7 @@
   if (!blocks.length) return;
 
   var src = new URL("mermaid.min.js", document.currentScript.src).href;
+  var PRINT_RULE = "<style>@media print { svg { max-width: 100% !important; height: auto !important; } }</style>";
   var settings = {};
   var loading = null;
 
@@ -93,9 +94,16 @@
         sequence: Object.assign({}, options && options.sequence, { useMaxWidth: false })
       });
     },
+    // On paper a diagram shrinks to the printable width (nothing scrolls there). Material draws
+    // it into a closed shadow root, out of reach of the site's stylesheet: the rule goes inside.
     render: function (id, text) {
       return nearView(blockFor(text)).then(load).then(function (mermaid) {
         return mermaid.render(id, text);
+      }).then(function (result) {
+        result.svg = result.svg.replace(/<svg\b[^>]*>/, function (open) {
+          return open + PRINT_RULE;
+        });
+        return result;
       });
     }
   };
