@@ -32,6 +32,8 @@ void cublas_fp32(int M, int N, int K, const float *A, const float *B, float *C);
 void cublas_tf32(int M, int N, int K, const float *A, const float *B, float *C);
 void cublas_bf16(int M, int N, int K, const __nv_bfloat16 *A, int lda, const __nv_bfloat16 *Bt,
                  int ldb, float *C);
+void cublas_bf16_padded_k(int M, int N, int K, const __nv_bfloat16 *A, int lda,
+                          const __nv_bfloat16 *Bt, int ldb, float *C);
 #endif
 
 // Tuning instances: the macros make each name from the template arguments, so that one line
@@ -72,6 +74,7 @@ const Kernel KERNELS[] = {
     WT(128, 128, 8, 64, 32, 2, 2, 4, 4, 256, 2, 1, 1),  // the Numba kernel's tiles
 #ifdef WITH_CUBLAS
     {"cublas_bf16", nullptr, cublas_bf16, true, "cublas"},
+    {"cublas_bf16_padded_k", nullptr, cublas_bf16_padded_k, true, "cublas"},
 #endif
     // 128x128x32 block tile, 4 warps of 64x64, 4 tiles in flight, blocks in groups of 8 rows.
     {"tensor_core", nullptr, launch_tc<128, 128, 32, 64, 64, 4, 8>, true},
