@@ -31,9 +31,10 @@ def augment(x: torch.Tensor) -> torch.Tensor:
 
 
 class CatsVsDogs(nn.Module):
-    def __init__(self, image_size: int = 64):
+    def __init__(self, image_size: int = 64, reshape_pool: bool = False):
         super().__init__()
         side = (image_size - 2) // 2
+        self.reshape_pool = reshape_pool  # pooling as reshape and max, as the climb's step 10
         self.conv = nn.Conv2d(3, 32, 3)
         self.hidden = nn.Linear(32 * side * side, 128)
         self.out = nn.Linear(128, 1)
@@ -43,22 +44,31 @@ class CatsVsDogs(nn.Module):
         x = pixels.permute(0, 3, 1, 2).float()
         if train:
             x = augment(x)
-        x = F.max_pool2d(F.relu(self.conv(x / 255)), 2)
+        x = F.relu(self.conv(x / 255))
+        if self.reshape_pool:  # 2x2 windows as two more axes (even sizes: 62 x 62 here)
+            n, c, h, w = x.shape
+            x = x.reshape(n, c, h // 2, 2, w // 2, 2).amax((3, 5))
+        else:
+            x = F.max_pool2d(x, 2)
         return self.out(F.relu(self.hidden(x.flatten(1))))
 # --8<-- [end:model]
 
 
 # --8<-- [start:train]
 def trainer(x: torch.Tensor, y: torch.Tensor, batch: int, compile: bool = True,
-            bf16: bool = True):
-    """epoch(): one pass over x, y (already where they should be), in a fresh order each time."""
+            bf16: bool = True, reshape_pool: bool = False, graphs: bool = False):
+    """epoch(): one pass over x, y (already where they should be), in a fresh order each time.
+    graphs: the compiled forward and backward replayed as CUDA graphs (one launch each)."""
     dev = x.device
-    model = CatsVsDogs(x.shape[1]).to(dev, memory_format=torch.channels_last)
+    model = CatsVsDogs(x.shape[1], reshape_pool).to(dev, memory_format=torch.channels_last)
     optimizer = torch.optim.Adam(model.parameters(), 1e-3, fused=dev.type == "cuda")
 
-    net = torch.compile(model) if compile else model  # forward and backward, one graph each
+    mode = "reduce-overhead" if graphs else None  # forward and backward, one graph each
+    net = torch.compile(model, mode=mode) if compile else model
 
     def step(xb, yb):
+        if graphs:  # a new training step: the last step's graph outputs may be overwritten
+            torch.compiler.cudagraph_mark_step_begin()
         with torch.autocast(dev.type, torch.bfloat16, enabled=bf16):
             logits = net(xb)
         loss = F.binary_cross_entropy_with_logits(logits.float(), yb)
@@ -85,4 +95,8 @@ if __name__ == "__main__":
     model, epoch = trainer(x, y, batch=16, compile=False, bf16=False)
     losses = [epoch() for _ in range(5)]
     assert all(math.isfinite(v) for v in losses), losses
-    print(f"loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+    twin = CatsVsDogs(32, reshape_pool=True).to(memory_format=torch.channels_last)
+    twin.load_state_dict(model.state_dict())  # the same weights, the other pooling
+    with torch.no_grad():
+        assert torch.allclose(twin(x, train=False), model(x, train=False), atol=1e-6)
+    print(f"loss {losses[0]:.3f} -> {losses[-1]:.3f}; pooling as reshape and max agrees")
