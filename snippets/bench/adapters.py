@@ -444,18 +444,47 @@ class Cast:
 
 # ---------------------------------------------------------------- a training step, timed in rounds
 
+def keras_scope(device: str):
+    """Where a Keras model trains: the first GPU ("gpu"), the host CPU ("cpu"), or data parallel
+    over two devices ("gpu2"; "cpu2", fake CPU devices, in the tests)."""
+    import contextlib
+
+    import keras
+
+    if device == "gpu":
+        return contextlib.nullcontext()
+    if device.endswith("2"):
+        devices = keras.distribution.list_devices(device[:3])[:2]
+        if len(devices) < 2 or keras.backend.backend() != "jax":
+            raise RuntimeError(f"{device} needs two {device[:3].upper()}s and the JAX backend")
+        return keras.distribution.DataParallel(devices=devices).scope()
+    if keras.backend.backend() != "jax":
+        return keras.device("cpu:0")
+    import jax
+
+    return jax.default_device(jax.devices("cpu")[0])
+
+
 @dataclass(frozen=True)
 class Training:
-    """A lesson's training step, measured an epoch at a time, per image. `build(x, y,
+    """A lesson's training step, measured an epoch at a time, per image. `trainer(*args, x, y,
     **settings)` sets the lesson's trainer up on the first `images` of the case's inputs (None:
-    all), with the case's "settings" (its batch, ...), and returns (epoch, settings): epoch()
-    trains one pass and returns its result (the loss as a host number: every step has finished);
-    the settings hold its "batch". In a case timed in rounds (bench.timing.Rounds), a GPU row
-    then traces one more epoch with `framework`'s profiler (bench.traces), unless the case's
-    params say "trace": False."""
-    build: Callable
+    all), with `settings` and then the case's "settings" (its batch, ...). A Keras trainer
+    returns (model, settings, epoch), built and run in `device`'s scope (keras_scope); a PyTorch
+    one (framework "torch") gets x and y as tensors on `device` ("gpu" or "cpu", every host core
+    for every row) and returns (model, epoch). epoch() trains one pass and returns the loss as a
+    host number (every step has finished); the settings hold its "batch". `report`: each epoch
+    returns, with its loss, whether XLA compiled the step and where the weights live (a Keras
+    row's check). In a case timed in rounds (bench.timing.Rounds), a GPU row then traces one
+    more epoch with `framework`'s profiler (bench.traces), unless the case's params say "trace":
+    False."""
+    trainer: Callable | str
+    args: tuple = ()
     images: int | None = None
     framework: str | None = "jax"  # its profiler: "jax", "torch" (None: never traced)
+    device: str = "gpu"
+    settings: dict = field(default_factory=dict, hash=False)
+    report: bool = False
 
     def prepare(self, inputs: tuple, params: dict):
         from bench import traces
@@ -463,7 +492,7 @@ class Training:
 
         x, y = inputs
         n = min(self.images or len(x), len(x))
-        epoch, settings = self.build(x[:n], y[:n], **params.get("settings", {}))
+        epoch, settings = self.build(x[:n], y[:n], {**self.settings, **params.get("settings", {})})
         batch = settings["batch"]
 
         def trace(median_s: float) -> dict:  # median_s: seconds per image, untraced
@@ -473,3 +502,34 @@ class Training:
                         record={"params": {"batch_size": batch, "images_per_sample": n},
                                 "extra": {"framework": self.framework, "settings": settings}
                                 if self.framework else {"settings": settings}})
+
+    def build(self, x, y, settings: dict):
+        """(epoch, settings): the lesson's trainer set up, epoch() run where it trains."""
+        trainer = functools.partial(resolve(self.trainer), *self.args)
+        if self.framework == "torch":
+            import os
+
+            import torch
+
+            torch.set_num_threads(os.cpu_count() or 1)
+            device = "cuda" if self.device == "gpu" else self.device
+            _, epoch = trainer(torch.from_numpy(x).to(device), torch.from_numpy(y).to(device),
+                               **settings)
+            return epoch, {**settings, "threads": torch.get_num_threads()}
+        import keras
+
+        with keras_scope(self.device):  # a new scope each time: some can be entered only once
+            model, settings, epoch = trainer(x, y, **settings)
+        if self.device == "gpu" and not self.report:
+            return epoch, settings
+
+        def there():
+            with keras_scope(self.device):
+                loss = epoch()
+            if not self.report:
+                return loss
+            jax = keras.backend.backend() == "jax"
+            devices = model.weights[0].value.devices() if jax else set()
+            return {"loss": loss, "jit_compile": model.jit_compile, "device": str(devices),
+                    "devices": len(devices) or 1, "backend": keras.backend.backend()}
+        return there, settings
