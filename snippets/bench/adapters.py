@@ -54,8 +54,10 @@ def pinned(a: np.ndarray) -> np.ndarray:
 
 
 class _Lib:
-    """A GPU array library's four operations: put (host to device), empty (like a device array
-    or of a shape), get (device to host, into `out` when given)."""
+    """A GPU array library's operations: put (host to device), empty (like a device array or of
+    a shape), get (device to host, into `out` when given); host (a host copy of a NumPy array,
+    page-locked when `pin`), to_device and to_host (copies into existing arrays; each returns
+    its destination, to_host as NumPy)."""
 
     def __init__(self, name: str):
         self.name = name
@@ -65,12 +67,20 @@ class _Lib:
             self.put, self.empty_like = cuda.to_device, cuda.device_array_like
             self.empty = lambda shape: cuda.device_array(shape, np.float32)
             self.get = lambda d, out=None: d.copy_to_host(out)
+            self.host = lambda a, pin: _copy(cuda.pinned_array(a.shape, a.dtype) if pin else a, a)
+            self.to_device = lambda h, d: d.copy_to_device(h) or d
+            self.to_host = lambda d, h: d.copy_to_host(h)
         elif name == "cupy":
             import cupy as cp
 
             self.put, self.empty_like = cp.asarray, cp.empty_like
             self.empty = lambda shape: cp.empty(shape, cp.float32)
             self.get = lambda d, out=None: d.get(out=out)
+            import cupyx
+
+            self.host = lambda a, pin: _copy(cupyx.empty_like_pinned(a) if pin else a, a)
+            self.to_device = lambda h, d: d.set(h) or d
+            self.to_host = lambda d, h: d.get(out=h)
         elif name == "torch":
             import torch
 
@@ -79,8 +89,20 @@ class _Lib:
             self.empty = lambda shape: torch.empty(shape, dtype=torch.float32, device="cuda")
             self.get = (lambda d, out=None: d.cpu().numpy() if out is None
                         else torch.from_numpy(out).copy_(d).numpy())
+            self.host = lambda a, pin: (torch.from_numpy(a).pin_memory() if pin
+                                        else torch.from_numpy(a.copy()))
+            self.to_device = lambda h, d: d.copy_(h)
+            self.to_host = lambda d, h: h.copy_(d).numpy()
         else:
             raise ValueError(f"unknown GPU library {name!r} (numba, cupy or torch)")
+
+
+def _copy(out: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """`a` copied into `out`; a new pageable array where `out` is `a` itself."""
+    if out is a:
+        return a.copy()
+    out[...] = a
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -295,6 +317,28 @@ def DeviceCopy(lib: str) -> OnDevice:  # noqa: N802 - an adapter, named like the
 
 
 @dataclass(frozen=True)
+class HostCopy:
+    """`lib`'s copy of the first input between host memory, "pageable" or "pinned" (page-locked:
+    the copy engines read it directly), and the device: "h2d" (host to device) or "d2h". The
+    kernel-only time is the copy alone; end to end is the same copy, then, host to device, the
+    first 2^20 elements copied back to be checked (a prefix of the input)."""
+    lib: str
+    direction: str
+    memory: str = "pageable"
+
+    def prepare(self, inputs: tuple, params: dict):
+        from bench.runner import Prepared
+
+        lib, x = _lib(self.lib), np.asarray(inputs[0])
+        host, d = lib.host(x, self.memory == "pinned"), lib.put(x)
+        if self.direction == "h2d":
+            return Prepared(run=lambda: lib.get(lib.to_device(host, d)[:2**20]),
+                            kernel=lambda: lib.to_device(host, d), fetch=lambda: lib.get(d))
+        return Prepared(run=lambda: lib.to_host(d, host), kernel=lambda: lib.to_host(d, host),
+                        fetch=lambda: lib.to_host(d, host))
+
+
+@dataclass(frozen=True)
 class OpenCL:
     """A kernel of an OpenCL lesson on the first device of `kind` ("cpu" or "gpu"), in its own
     loop (OpenCL has no CUDA events): checked once end to end, then timed, the kernel alone with
@@ -410,9 +454,10 @@ class Lesson:
     *args)` is the reader's call, host data in and the result out (timed end to end; on the GPU
     it must wait for the device, as a copy back does). On the GPU, `put(*inputs, *args)` returns
     the kernel's arguments on the device (done once) and `launch(*those, *args)` runs the kernel
-    alone on them (timed with CUDA events), returning the device result that `get` copies back
-    to be checked (default: Numba's `copy_to_host`, else the result as it is)."""
-    whole: Callable | str
+    alone on them (timed with CUDA events), returning the device result (None: it wrote its
+    last argument) that `get` copies back to be checked (default: Numba's `copy_to_host`, else
+    the result as it is). Without `whole`, the reader's call is put, launch and get in turn."""
+    whole: Callable | str | None
     put: Callable | str | None = None
     launch: Callable | str | None = None
     args: tuple = ()
@@ -421,15 +466,22 @@ class Lesson:
     def prepare(self, inputs: tuple, params: dict):
         from bench.runner import Prepared
 
-        whole = resolve(self.whole)
+        put, launch = (resolve(f) if f else None for f in (self.put, self.launch))
+
+        def whole(*given):  # put, launch, get back
+            device = put(*given)
+            got = launch(*device, *self.args)
+            return self.get(device[-1] if got is None else got)
+        whole = resolve(self.whole) if self.whole else whole
         run = lambda: whole(*inputs, *self.args)  # noqa: E731
-        if self.launch is None:
+        if launch is None:
             return Prepared(run=run)
-        device, launch, last = resolve(self.put)(*inputs, *self.args), resolve(self.launch), {}
+        device, last = put(*inputs, *self.args), {}
 
         def kernel():
             last["out"] = launch(*device, *self.args)
-        return Prepared(run=run, kernel=kernel, fetch=lambda: self.get(last["out"]))
+        return Prepared(run=run, kernel=kernel, fetch=lambda: self.get(
+            device[-1] if last["out"] is None else last["out"]))
 
 
 @dataclass(frozen=True)
