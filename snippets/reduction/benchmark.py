@@ -106,7 +106,8 @@ def check(variant: str, result, ref: dict) -> dict:
     # CuPy's and PyTorch's summation order is not documented: they are held to the bound of
     # the shared-memory step (a tree of 256 per block, then one atomic add per block).
     n = ref["x"].size
-    h = depth("shared", n, 256) if group == "library" else depth(variant.removeprefix("numba_"), n)
+    h = (depth("shared", n, threads=256) if group == "library"
+         else depth(variant.removeprefix("numba_"), n))
     return within(np.asarray(result).reshape(-1)[0], ref["exact"], error_bound(h, ref["abs_sum"]))
 
 
