@@ -24,6 +24,22 @@ class NumpyLib:  # a GPU library's operations, done by NumPy
         return out
 
 
+    host = staticmethod(lambda a, pin: a.copy())
+    copies: list = []
+
+    @classmethod
+    def to_device(cls, h, d):
+        cls.copies.append("to_device")
+        d[...] = h
+        return d
+
+    @classmethod
+    def to_host(cls, d, h):
+        cls.copies.append("to_host")
+        h[...] = d
+        return h
+
+
 @pytest.fixture
 def numpy_lib(monkeypatch):
     monkeypatch.setattr(adapters, "_lib", lambda name: NumpyLib)
@@ -53,6 +69,25 @@ def test_on_device_output_like_the_first_input(numpy_lib):
     np.testing.assert_array_equal(prep.run(), X)
     prep.kernel()
     np.testing.assert_array_equal(prep.fetch(), X)
+
+
+@pytest.mark.parametrize("direction", ["h2d", "d2h"])
+def test_host_copy_times_the_copy_alone_and_checks_what_arrived(numpy_lib, direction):
+    prepared = adapters.HostCopy("numba", direction, "pinned").prepare((X, Y), {})
+    NumpyLib.copies.clear()
+    prepared.kernel()
+    assert NumpyLib.copies == ["to_device" if direction == "h2d" else "to_host"]
+    assert np.array_equal(prepared.fetch(), X) and np.array_equal(prepared.run(), X)
+
+
+def test_a_lesson_without_whole_puts_launches_and_gets_its_last_argument():
+    def launch(a, b, out):  # writes its last argument, returns nothing
+        out[...] = a + b
+
+    row = adapters.Lesson(None, lambda x, y: (x, y, np.zeros_like(x)), launch, get=np.copy)
+    prepared = row.prepare((X, Y), {})
+    prepared.kernel()
+    assert np.array_equal(prepared.fetch(), X + Y) and np.array_equal(prepared.run(), X + Y)
 
 
 def test_on_host_returns_what_the_function_returns_or_its_output():

@@ -89,7 +89,7 @@ def test_every_row_is_in_the_registry(probe):
     """Each climb step is one row naming climb.py's trainer at that step, and the climb case
     times its rows in rounds."""
     bench = load_benchmark("keras")
-    steps = {v.step: v.measure.build.keywords["step"] for k, v in bench.VARIANTS.items()
+    steps = {v.step: v.measure.args[0] for k, v in bench.VARIANTS.items()
              if v.group == "climb"}
     assert [steps[str(i)] for i in range(1, len(probe["steps"]) + 1)] == probe["steps"]
     climb = bench.CASES["climb"]

@@ -219,14 +219,13 @@ def test_benchmark_check_catches_a_step_without_xla():
 
 
 DATA_PARALLEL = """
-import importlib.util, sys
+import dataclasses, importlib.util, sys
 spec = importlib.util.spec_from_file_location("kb", sys.argv[1])
 kb = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(kb)
 params = kb.CASES["cpu-smoke"].params
-x, y = kb.images(params["images"], params["image_size"])
-epoch, _ = kb.keras_step(x, y, "uint8", device="cpu2", report=True, **params["settings"])
-result = epoch()
+row = dataclasses.replace(kb.VARIANTS["gpu2-float32"].measure, device="cpu2")  # as gpu2 does
+result = row.prepare(kb.images(params["images"], params["image_size"]), params).run()
 print(result["devices"], kb.check("cpu2-float32", result, kb.reference(params))["ok"])
 """
 

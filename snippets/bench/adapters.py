@@ -54,8 +54,10 @@ def pinned(a: np.ndarray) -> np.ndarray:
 
 
 class _Lib:
-    """A GPU array library's four operations: put (host to device), empty (like a device array
-    or of a shape), get (device to host, into `out` when given)."""
+    """A GPU array library's operations: put (host to device), empty (like a device array or of
+    a shape), get (device to host, into `out` when given); host (a host copy of a NumPy array,
+    page-locked when `pin`), to_device and to_host (copies into existing arrays; each returns
+    its destination, to_host as NumPy)."""
 
     def __init__(self, name: str):
         self.name = name
@@ -65,12 +67,20 @@ class _Lib:
             self.put, self.empty_like = cuda.to_device, cuda.device_array_like
             self.empty = lambda shape: cuda.device_array(shape, np.float32)
             self.get = lambda d, out=None: d.copy_to_host(out)
+            self.host = lambda a, pin: _copy(cuda.pinned_array(a.shape, a.dtype) if pin else a, a)
+            self.to_device = lambda h, d: d.copy_to_device(h) or d
+            self.to_host = lambda d, h: d.copy_to_host(h)
         elif name == "cupy":
             import cupy as cp
 
             self.put, self.empty_like = cp.asarray, cp.empty_like
             self.empty = lambda shape: cp.empty(shape, cp.float32)
             self.get = lambda d, out=None: d.get(out=out)
+            import cupyx
+
+            self.host = lambda a, pin: _copy(cupyx.empty_like_pinned(a) if pin else a, a)
+            self.to_device = lambda h, d: d.set(h) or d
+            self.to_host = lambda d, h: d.get(out=h)
         elif name == "torch":
             import torch
 
@@ -79,8 +89,20 @@ class _Lib:
             self.empty = lambda shape: torch.empty(shape, dtype=torch.float32, device="cuda")
             self.get = (lambda d, out=None: d.cpu().numpy() if out is None
                         else torch.from_numpy(out).copy_(d).numpy())
+            self.host = lambda a, pin: (torch.from_numpy(a).pin_memory() if pin
+                                        else torch.from_numpy(a.copy()))
+            self.to_device = lambda h, d: d.copy_(h)
+            self.to_host = lambda d, h: h.copy_(d).numpy()
         else:
             raise ValueError(f"unknown GPU library {name!r} (numba, cupy or torch)")
+
+
+def _copy(out: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """`a` copied into `out`; a new pageable array where `out` is `a` itself."""
+    if out is a:
+        return a.copy()
+    out[...] = a
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -295,6 +317,28 @@ def DeviceCopy(lib: str) -> OnDevice:  # noqa: N802 - an adapter, named like the
 
 
 @dataclass(frozen=True)
+class HostCopy:
+    """`lib`'s copy of the first input between host memory, "pageable" or "pinned" (page-locked:
+    the copy engines read it directly), and the device: "h2d" (host to device) or "d2h". The
+    kernel-only time is the copy alone; end to end is the same copy, then, host to device, the
+    first 2^20 elements copied back to be checked (a prefix of the input)."""
+    lib: str
+    direction: str
+    memory: str = "pageable"
+
+    def prepare(self, inputs: tuple, params: dict):
+        from bench.runner import Prepared
+
+        lib, x = _lib(self.lib), np.asarray(inputs[0])
+        host, d = lib.host(x, self.memory == "pinned"), lib.put(x)
+        if self.direction == "h2d":
+            return Prepared(run=lambda: lib.get(lib.to_device(host, d)[:2**20]),
+                            kernel=lambda: lib.to_device(host, d), fetch=lambda: lib.get(d))
+        return Prepared(run=lambda: lib.to_host(d, host), kernel=lambda: lib.to_host(d, host),
+                        fetch=lambda: lib.to_host(d, host))
+
+
+@dataclass(frozen=True)
 class OpenCL:
     """A kernel of an OpenCL lesson on the first device of `kind` ("cpu" or "gpu"), in its own
     loop (OpenCL has no CUDA events): checked once end to end, then timed, the kernel alone with
@@ -410,9 +454,10 @@ class Lesson:
     *args)` is the reader's call, host data in and the result out (timed end to end; on the GPU
     it must wait for the device, as a copy back does). On the GPU, `put(*inputs, *args)` returns
     the kernel's arguments on the device (done once) and `launch(*those, *args)` runs the kernel
-    alone on them (timed with CUDA events), returning the device result that `get` copies back
-    to be checked (default: Numba's `copy_to_host`, else the result as it is)."""
-    whole: Callable | str
+    alone on them (timed with CUDA events), returning the device result (None: it wrote its
+    last argument) that `get` copies back to be checked (default: Numba's `copy_to_host`, else
+    the result as it is). Without `whole`, the reader's call is put, launch and get in turn."""
+    whole: Callable | str | None
     put: Callable | str | None = None
     launch: Callable | str | None = None
     args: tuple = ()
@@ -421,15 +466,22 @@ class Lesson:
     def prepare(self, inputs: tuple, params: dict):
         from bench.runner import Prepared
 
-        whole = resolve(self.whole)
+        put, launch = (resolve(f) if f else None for f in (self.put, self.launch))
+
+        def whole(*given):  # put, launch, get back
+            device = put(*given)
+            got = launch(*device, *self.args)
+            return self.get(device[-1] if got is None else got)
+        whole = resolve(self.whole) if self.whole else whole
         run = lambda: whole(*inputs, *self.args)  # noqa: E731
-        if self.launch is None:
+        if launch is None:
             return Prepared(run=run)
-        device, launch, last = resolve(self.put)(*inputs, *self.args), resolve(self.launch), {}
+        device, last = put(*inputs, *self.args), {}
 
         def kernel():
             last["out"] = launch(*device, *self.args)
-        return Prepared(run=run, kernel=kernel, fetch=lambda: self.get(last["out"]))
+        return Prepared(run=run, kernel=kernel, fetch=lambda: self.get(
+            device[-1] if last["out"] is None else last["out"]))
 
 
 @dataclass(frozen=True)
@@ -444,18 +496,47 @@ class Cast:
 
 # ---------------------------------------------------------------- a training step, timed in rounds
 
+def keras_scope(device: str):
+    """Where a Keras model trains: the first GPU ("gpu"), the host CPU ("cpu"), or data parallel
+    over two devices ("gpu2"; "cpu2", fake CPU devices, in the tests)."""
+    import contextlib
+
+    import keras
+
+    if device == "gpu":
+        return contextlib.nullcontext()
+    if device.endswith("2"):
+        devices = keras.distribution.list_devices(device[:3])[:2]
+        if len(devices) < 2 or keras.backend.backend() != "jax":
+            raise RuntimeError(f"{device} needs two {device[:3].upper()}s and the JAX backend")
+        return keras.distribution.DataParallel(devices=devices).scope()
+    if keras.backend.backend() != "jax":
+        return keras.device("cpu:0")
+    import jax
+
+    return jax.default_device(jax.devices("cpu")[0])
+
+
 @dataclass(frozen=True)
 class Training:
-    """A lesson's training step, measured an epoch at a time, per image. `build(x, y,
+    """A lesson's training step, measured an epoch at a time, per image. `trainer(*args, x, y,
     **settings)` sets the lesson's trainer up on the first `images` of the case's inputs (None:
-    all), with the case's "settings" (its batch, ...), and returns (epoch, settings): epoch()
-    trains one pass and returns its result (the loss as a host number: every step has finished);
-    the settings hold its "batch". In a case timed in rounds (bench.timing.Rounds), a GPU row
-    then traces one more epoch with `framework`'s profiler (bench.traces), unless the case's
-    params say "trace": False."""
-    build: Callable
+    all), with `settings` and then the case's "settings" (its batch, ...). A Keras trainer
+    returns (model, settings, epoch), built and run in `device`'s scope (keras_scope); a PyTorch
+    one (framework "torch") gets x and y as tensors on `device` ("gpu" or "cpu", every host core
+    for every row) and returns (model, epoch). epoch() trains one pass and returns the loss as a
+    host number (every step has finished); the settings hold its "batch". `report`: each epoch
+    returns, with its loss, whether XLA compiled the step and where the weights live (a Keras
+    row's check). In a case timed in rounds (bench.timing.Rounds), a GPU row then traces one
+    more epoch with `framework`'s profiler (bench.traces), unless the case's params say "trace":
+    False."""
+    trainer: Callable | str
+    args: tuple = ()
     images: int | None = None
     framework: str | None = "jax"  # its profiler: "jax", "torch" (None: never traced)
+    device: str = "gpu"
+    settings: dict = field(default_factory=dict, hash=False)
+    report: bool = False
 
     def prepare(self, inputs: tuple, params: dict):
         from bench import traces
@@ -463,7 +544,7 @@ class Training:
 
         x, y = inputs
         n = min(self.images or len(x), len(x))
-        epoch, settings = self.build(x[:n], y[:n], **params.get("settings", {}))
+        epoch, settings = self.build(x[:n], y[:n], {**self.settings, **params.get("settings", {})})
         batch = settings["batch"]
 
         def trace(median_s: float) -> dict:  # median_s: seconds per image, untraced
@@ -473,3 +554,34 @@ class Training:
                         record={"params": {"batch_size": batch, "images_per_sample": n},
                                 "extra": {"framework": self.framework, "settings": settings}
                                 if self.framework else {"settings": settings}})
+
+    def build(self, x, y, settings: dict):
+        """(epoch, settings): the lesson's trainer set up, epoch() run where it trains."""
+        trainer = functools.partial(resolve(self.trainer), *self.args)
+        if self.framework == "torch":
+            import os
+
+            import torch
+
+            torch.set_num_threads(os.cpu_count() or 1)
+            device = "cuda" if self.device == "gpu" else self.device
+            _, epoch = trainer(torch.from_numpy(x).to(device), torch.from_numpy(y).to(device),
+                               **settings)
+            return epoch, {**settings, "threads": torch.get_num_threads()}
+        import keras
+
+        with keras_scope(self.device):  # a new scope each time: some can be entered only once
+            model, settings, epoch = trainer(x, y, **settings)
+        if self.device == "gpu" and not self.report:
+            return epoch, settings
+
+        def there():
+            with keras_scope(self.device):
+                loss = epoch()
+            if not self.report:
+                return loss
+            jax = keras.backend.backend() == "jax"
+            devices = model.weights[0].value.devices() if jax else set()
+            return {"loss": loss, "jit_compile": model.jit_compile, "device": str(devices),
+                    "devices": len(devices) or 1, "backend": keras.backend.backend()}
+        return there, settings

@@ -19,7 +19,7 @@ from bench import runner
 from bench.runner import Case, Prepared  # noqa: F401 - a registry imports them from here
 
 __all__ = ["Benchmark", "Case", "Prepared", "Variant", "exact", "same_elements", "stream",
-           "stream_counts", "elementwise"]
+           "stream_counts", "elementwise", "per_case", "within", "lesson_check", "UNCHECKED"]
 
 
 # --8<-- [start:api]
@@ -84,6 +84,38 @@ def exact(result, want) -> dict:
     if isinstance(want, float):
         return {"metric": "abs_error", "value": abs(result - want), "ok": result == want}
     return same_elements(result, want)
+
+
+UNCHECKED = {"metric": "none (reads only)", "value": 0, "ok": True}  # a row that computes nothing
+
+
+def within(result: float, want: float, bound: float) -> dict:
+    """The check of a number that may differ from `want` by at most `bound` (a rounding bound)."""
+    error = abs(float(result) - want)
+    return {"metric": "abs_error", "value": error, "ok": error <= bound,
+            "bound": bound if np.isfinite(bound) else None}
+
+
+def lesson_check(metric: str, check: Callable, *args) -> dict:
+    """The record of a lesson's own check, which returns its figure or raises ValueError."""
+    try:
+        return {"metric": metric, "value": check(*args), "ok": True}
+    except ValueError as exc:
+        return {"metric": metric, "value": float("nan"), "ok": False, "why": str(exc)}
+
+
+def per_case(make: Callable[[dict], Any]) -> Callable[[dict], Any]:
+    """`make(params)`, made once per case (the last case's kept): a reference and every row of
+    the case share it."""
+    kept: dict = {}
+
+    def made(params: dict):
+        key = json.dumps(params, sort_keys=True)
+        if key not in kept:
+            kept.clear()
+            kept[key] = make(params)
+        return kept[key]
+    return made
 
 
 # Element-wise rows on float32 arrays (SAXPY and the ceilings it is held to): what each kind

@@ -13,11 +13,8 @@ from __future__ import annotations
 
 from bench import run  # first: its Ctrl-C handler covers the imports below
 
-import contextlib
 import math
-import os
 import sys
-from functools import partial
 
 import numpy as np
 
@@ -36,67 +33,19 @@ def images(n: int, size: int) -> tuple[np.ndarray, np.ndarray]:
     return np.tile(x, (reps, 1, 1, 1))[:n], np.tile(labels, reps)[:n, None].astype("float32")
 
 
-def on(device: str):
-    """Where a model trains: the first GPU, the host CPU, or data parallel over two devices
-    ("gpu2"; "cpu2", fake CPU devices, in the tests)."""
-    import keras
-
-    if device == "gpu":
-        return contextlib.nullcontext()
-    if device.endswith("2"):
-        devices = keras.distribution.list_devices(device[:3])[:2]
-        if len(devices) < 2 or keras.backend.backend() != "jax":
-            raise RuntimeError(f"{device} needs two {device[:3].upper()}s and the JAX backend")
-        return keras.distribution.DataParallel(devices=devices).scope()
-    if keras.backend.backend() != "jax":
-        return keras.device("cpu:0")
-    import jax
-
-    return jax.default_device(jax.devices("cpu")[0])
-
-
-def keras_step(x, y, step: str, device: str = "gpu", report: bool = False, **changes):
-    """climb.py's trainer at `step` on `device`; `report`: each epoch returns its loss, XLA use
-    and devices (for the check), not the loss alone."""
-    import keras
-    from climb import trainer
-
-    with on(device):  # a new scope each time: some can be entered only once
-        model, settings, epoch = trainer(step, x, y, **changes)
-
-    def there():
-        with on(device):
-            loss = epoch()
-        if not report:
-            return loss
-        devices = model.weights[0].value.devices() if keras.backend.backend() == "jax" else set()
-        return {"loss": loss, "jit_compile": model.jit_compile, "device": str(devices),
-                "devices": len(devices) or 1, "backend": keras.backend.backend()}
-    return (epoch if device == "gpu" and not report else there), settings
-
-
-def torch_step(x, y, device: str, **settings):
-    import torch
-    from climb_torch import trainer
-
-    torch.set_num_threads(os.cpu_count() or 1)  # every host core, the same for every torch row
-    _, epoch = trainer(torch.from_numpy(x).to(device), torch.from_numpy(y).to(device), **settings)
-    return epoch, {**settings, "threads": torch.get_num_threads()}
-
-
-def climb(step: str, images: int = 32_768, **changes) -> Training:
-    return Training(partial(keras_step, step=step, **changes), images)
+def climb(step: str, images: int = 32_768, device: str = "gpu", **changes) -> Training:
+    return Training("climb:trainer", (step,), images, device=device, settings=changes)
 
 
 def torch(device: str, images: int, **settings) -> Training:
-    return Training(partial(torch_step, device=device, **settings), images, "torch")
+    return Training("climb_torch:trainer", (), images, "torch", device, settings)
 
 
 # --8<-- [start:register]
 VARIANTS = {  # Keras's model.fit at the case's settings; gpu2: data parallel over two GPUs
-    f"{device}-{precision}": Variant(label, device=device[:3], measure=Training(partial(
-        keras_step, step="uint8", device=device, report=True, bf16=precision == "bfloat16"),
-        framework=None)) for device, precision, label in (
+    f"{device}-{precision}": Variant(label, device=device[:3], measure=Training(
+        "climb:trainer", ("uint8",), framework=None, device=device, report=True,
+        settings={"bf16": precision == "bfloat16"})) for device, precision, label in (
             ("gpu", "float32", "GPU, float32"), ("gpu", "bfloat16", "GPU, bfloat16"),
             ("cpu", "float32", "CPU, float32"), ("gpu2", "float32", "2 GPUs, float32"))}
 VARIANTS.update({  # the climb (climb.py): each step keeps the changes above it
@@ -119,7 +68,7 @@ VARIANTS.update({
     "plain-batch4096": Variant("step 11 without augmentation", group="augmentation",
                                measure=climb("batch4096", 65_536, augment=False)),
     "torch-compile": Variant("PyTorch, torch.compile, bfloat16, batch 1,024, resident",
-                             group="anchor", measure=torch("cuda", 32_768, batch=1_024,
+                             group="anchor", measure=torch("gpu", 32_768, batch=1_024,
                                                            compile=True, bf16=True)),
     "cpu-keras-xla": Variant("CPU: Keras on XLA:CPU, uint8, batch 256", device="cpu", group="cpu",
                              measure=climb("spe", 256, device="cpu", batch=256)),

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.adapters import Cast, Custom, DeviceCopy, Lesson, OnDevice, OnHost, pinned
-from bench.registry import Benchmark, Case, Prepared, Variant, exact, stream
+from bench.adapters import Cast, DeviceCopy, HostCopy, Lesson, OnDevice, OnHost, pinned
+from bench.registry import Benchmark, Case, Variant, exact, stream
 
 sys.path.append(str(Path(__file__).resolve().parents[1] / "saxpy"))  # SAXPY's CPU lesson
 from saxpy_common import A, make_inputs  # noqa: E402
@@ -63,26 +63,8 @@ def gpu_matmul(precision: str) -> Cast:
 
         torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
         return torch.matmul(a, b, out=c)
-    rows = lambda c: c[:64].cpu().double().numpy()  # noqa: E731
     return Cast("float64" if precision == "fp64" else "float32",
-                Lesson(lambda a, b: rows(launch(*put(a, b))), put, launch, get=rows))
-
-
-def pcie(direction: str, memory: str) -> Custom:
-    """PyTorch's copy of the case's x between host memory (pageable or pinned) and the device;
-    end to end is the same copy, then (host to device) a 1 Mi-element prefix back to check."""
-    def prepare(p: dict) -> Prepared:
-        import torch
-
-        host = torch.from_numpy(make_inputs(p["n"])[0])
-        host = host.pin_memory() if memory == "pinned" else host
-        d = host.to("cuda")
-        if direction == "h2d":
-            return Prepared(run=lambda: d.copy_(host)[:2**20].cpu().numpy(),
-                            kernel=lambda: d.copy_(host), fetch=lambda: d.cpu().numpy())
-        return Prepared(run=lambda: host.copy_(d).numpy(), kernel=lambda: host.copy_(d),
-                        fetch=host.numpy)
-    return Custom(prepare)
+                Lesson(None, put, launch, get=lambda c: c[:64].cpu().double().numpy()))
 
 
 cpu = lambda label, fn, *args, **kw: Variant(  # noqa: E731 - SAXPY's CPU lesson, by name
@@ -105,7 +87,8 @@ VARIANTS = {
     "gpu_fp32": mm("FP32 matrix product", "fp32"),
     "gpu_tf32": mm("TF32 matrix product", "tf32"),
     "gpu_bf16": mm("BF16 matrix product", "bf16"),
-    **{f"{d}_{m}": Variant(f"{label}, {m} memory", group="transfer", measure=pcie(d, m))
+    **{f"{d}_{m}": Variant(f"{label}, {m} memory", group="transfer",
+                           measure=HostCopy("torch", d, m))
        for d, label in (("h2d", "host → device"), ("d2h", "device → host"))
        for m in ("pageable", "pinned")},
 }

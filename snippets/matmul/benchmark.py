@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.adapters import CTable, Custom, OnDevice
-from bench.registry import Benchmark, Case, Prepared, Variant
+from bench.adapters import CTable, Lesson, OnDevice
+from bench.registry import Benchmark, Case, Variant
 
 import sgemm_numba as sg  # the teaching file beside this one (this script's own folder)
 
@@ -50,8 +50,24 @@ HAVE_TORCH_GPU = (all(importlib.util.find_spec(m) for m in ("torch", "triton"))
                   and not sg.SIMULATOR and os.environ.get("TRITON_INTERPRET") != "1")
 
 
-def bf16(variant):  # Triton and cuBLAS BF16 through PyTorch, on BF16 copies
-    return Custom(lambda p: triton_rows(variant, *inputs(p)))
+def mm(fp32: bool, x, y, c):  # cuBLAS through PyTorch into c; FP32: no TF32, FP32 output
+    import torch
+    if fp32:
+        torch.backends.cuda.matmul.allow_tf32 = False
+    torch.mm(x, y, out=c)
+
+
+def bf16(into, out_type: str = "float32") -> Lesson:
+    """A BF16 product through PyTorch on matmul_triton.py's operands (padded BF16 copies made on
+    the GPU, B transposed, as in sgemm.cu), into FP32 (cuBLAS: BF16, mm's own); end to end: the
+    copies in (BF16 rounding on the GPU), the product and the copy back."""
+    def put(a, b, c):
+        import torch
+        from matmul_triton import tma_operands
+
+        return (*tma_operands(a, b), torch.empty(c.shape, dtype=getattr(torch, out_type),
+                                                 device="cuda"))
+    return Lesson(None, put, into, get=lambda c: c.float().cpu().numpy())
 
 
 VARIANTS = {
@@ -62,14 +78,15 @@ VARIANTS = {
        for k in TUNING},
     **{k: Variant(f"cuBLAS {k[7:].upper()}", group="ceiling", runs=False) for k in CUBLAS},
     "torch/cublas_fp32": Variant("cuBLAS FP32, through PyTorch", group="ceiling",
-                                 measure=OnDevice("torch", lambda x, y, c: mm_fp32(x, y, c))),
+                                 measure=OnDevice("torch", mm, (True,))),
     **{f"numba/{k}": Variant(f"Numba, {STEPS[k]}", step=STEPS[k].split()[0],
                              measure=OnDevice("numba", sg.matmul, (k,))) for k in sg.KERNELS},
     "torch/cublas_bf16": Variant("cuBLAS BF16, through PyTorch", group="ceiling",
-                                 measure=bf16("torch/cublas_bf16")),
-    "triton": Variant("Triton (BF16), one tile a program", step="1", measure=bf16("triton")),
+                                 measure=bf16(lambda x, y, c: mm(False, x, y, c), "bfloat16")),
+    "triton": Variant("Triton (BF16), one tile a program", step="1",
+                      measure=bf16("matmul_triton:matmul_into")),
     "triton_tma": Variant("Triton (BF16), persistent, TMA, autotuned", step="2",
-                          measure=bf16("triton_tma")),
+                          measure=bf16("matmul_triton:matmul_tma_into")),
 }
 TORCH = ("torch/cublas_fp32", "torch/cublas_bf16", "triton", "triton_tma")  # need a GPU and both
 RUN = tuple(k for k, v in VARIANTS.items() if v.runs and (HAVE_TORCH_GPU or k not in TORCH))
@@ -104,34 +121,6 @@ def inputs(p: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # A, B and C 
     a = rng.uniform(-1, 1, (p["m"], p["k"])).astype(np.float32)
     b = rng.uniform(-1, 1, (p["k"], p["n"])).astype(np.float32)
     return a, b, np.zeros((p["m"], p["n"]), np.float32)
-
-
-def mm_fp32(x, y, c):  # cuBLAS FP32 through PyTorch (no TF32), FP32 output
-    import torch
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.mm(x, y, out=c)
-
-
-def triton_rows(variant: str, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> Prepared:
-    """BF16 copies made on the GPU, rows padded to 8 values (16 bytes, as TMA needs) and B
-    transposed (N x K, a Linear layer's weight, seen K x N through its strides), as in sgemm.cu."""
-    import matmul_triton as mt
-    import torch
-    into = {"triton": mt.matmul_into, "triton_tma": mt.matmul_tma_into,
-            "torch/cublas_bf16": lambda x, y, out: torch.mm(x, y, out=out)}[variant]
-    out_type = torch.bfloat16 if variant == "torch/cublas_bf16" else torch.float32  # mm's own
-
-    def operands():
-        return (mt.padded_bf16(torch.from_numpy(a).cuda()),
-                mt.padded_bf16(torch.from_numpy(b.T.copy()).cuda()).T)
-    (d_a, d_b), d_c = operands(), torch.empty(c.shape, dtype=out_type, device="cuda")
-
-    def run():  # copies in (BF16 rounding on the GPU), kernel, copy back
-        out = torch.empty(c.shape, dtype=out_type, device="cuda")
-        into(*operands(), out)
-        return out.float().cpu().numpy()
-    return Prepared(run=run, kernel=lambda: into(d_a, d_b, d_c),
-                    fetch=lambda: d_c.float().cpu().numpy())
 
 
 def precision(variant: str) -> str:

@@ -141,6 +141,13 @@ def padded_bf16(x):
     return out[:, :cols]
 
 
+def tma_operands(a: np.ndarray, b: np.ndarray, device="cuda"):
+    """A and B as matmul_tma_into takes them: BF16 on `device`, rows padded, B stored
+    transposed (N x K, as a Linear layer's weight) and seen K x N through its strides."""
+    return (padded_bf16(torch.from_numpy(a).to(device)),
+            padded_bf16(torch.from_numpy(b.T.copy()).to(device)).T)
+
+
 @functools.cache
 def gpu_setup(device) -> int:
     """The SM count of a GPU; also gives Triton the allocator for the scratch memory in which
@@ -187,8 +194,7 @@ def run_checked(m: int, n: int, k: int, seed: int = 0,
     device, dtype = ("cpu", torch.float32) if INTERPRET else ("cuda", torch.bfloat16)
     out = torch.full((m, n), float("nan"), dtype=torch.float32, device=device)
     if tma:  # B stored transposed (N x K), rows padded to 16 bytes
-        x = padded_bf16(torch.from_numpy(a).to(device))
-        matmul_tma_into(x, padded_bf16(torch.from_numpy(b.T.copy()).to(device)).T, out)
+        matmul_tma_into(*tma_operands(a, b, device), out)
     else:
         matmul_into(torch.from_numpy(a).to(device).to(dtype),
                     torch.from_numpy(b).to(device).to(dtype), out)

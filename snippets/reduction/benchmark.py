@@ -3,13 +3,13 @@ read of a round is its ceiling), CuPy's and PyTorch's sums, and the softmax next
 Run: python snippets/bench/run.py reduction   (the CUDA C rows build bench/runner.cu with nvcc)"""
 from bench import run  # first: its Ctrl-C handler covers the imports below
 
-import functools
 from pathlib import Path
 
 import numpy as np
 
 from bench.adapters import CTable, OnDevice, pinned, resolve
-from bench.registry import Benchmark, Case, Variant, same_elements
+from bench.registry import (Benchmark, Case, UNCHECKED, Variant, lesson_check, per_case,
+                            same_elements, within)
 from reduce_common import error_bound, exact_sum, make_input
 
 LARGE = 2**28
@@ -75,10 +75,9 @@ CASES = {
 # --8<-- [end:register]
 
 
-@functools.lru_cache(maxsize=1)
-def host_input(p: tuple) -> np.ndarray:
-    """The input of a case (its params as sorted items), in pinned memory on a GPU machine."""
-    p = dict(p)
+@per_case
+def host_input(p: dict) -> np.ndarray:
+    """The input of a case, in pinned memory on a GPU machine."""
     if "n" in p:
         return pinned(make_input(p["n"]))
     rng = np.random.default_rng(1)
@@ -86,17 +85,11 @@ def host_input(p: tuple) -> np.ndarray:
 
 
 def reference(p: dict) -> dict:
-    x = host_input(tuple(sorted(p.items())))
+    x = host_input(p)
     if "n" in p:
         return {"x": x, "exact": exact_sum(x),
                 "abs_sum": float(np.sum(np.abs(x), dtype=np.float64))}
     return {"x": x}
-
-
-def library_depth(n: int) -> float:
-    """CuPy's and PyTorch's summation order is not documented: they are held to the bound of
-    the shared-memory step (a tree of 256 per block, then one atomic add per block)."""
-    return 8 + -(-n // 256)
 
 
 def check(variant: str, result, ref: dict) -> dict:
@@ -104,23 +97,18 @@ def check(variant: str, result, ref: dict) -> dict:
     import softmax_numba
 
     group = VARIANTS[variant].group
-    if group == "read":
-        return {"metric": "none (reads only)", "value": 0, "ok": True}
-    if group == "copy":
-        return same_elements(result, ref["x"])
+    if group in ("read", "copy"):
+        return UNCHECKED if group == "read" else same_elements(result, ref["x"])
     if group == "softmax":
-        try:
-            threads = softmax_numba.THREADS if variant.startswith("numba") else 1  # 1: any order
-            return {"metric": "max_relative_error", "value": softmax_numba.check(
-                np.asarray(result), ref["x"], threads), "ok": True}
-        except ValueError as exc:
-            return {"metric": "max_relative_error", "value": float("nan"), "ok": False,
-                    "why": str(exc)}
-    n, result = ref["x"].size, float(np.asarray(result).reshape(-1)[0])
-    h = library_depth(n) if group == "library" else depth(variant.removeprefix("numba_"), n)
-    error, bound = abs(float(result) - ref["exact"]), error_bound(h, ref["abs_sum"])
-    return {"metric": "abs_error", "value": error, "ok": error <= bound,
-            "bound": bound if np.isfinite(bound) else None}
+        threads = softmax_numba.THREADS if variant.startswith("numba") else 1  # 1: any order
+        return lesson_check("max_relative_error", softmax_numba.check, np.asarray(result),
+                            ref["x"], threads)
+    # CuPy's and PyTorch's summation order is not documented: they are held to the bound of
+    # the shared-memory step (a tree of 256 per block, then one atomic add per block).
+    n = ref["x"].size
+    h = (depth("shared", n, threads=256) if group == "library"
+         else depth(variant.removeprefix("numba_"), n))
+    return within(np.asarray(result).reshape(-1)[0], ref["exact"], error_bound(h, ref["abs_sum"]))
 
 
 def counts(variant: str, p: dict, ref) -> dict:
@@ -131,7 +119,7 @@ def counts(variant: str, p: dict, ref) -> dict:
 
 BENCHMARK = Benchmark(
     name="reduction", variants=VARIANTS, cases=CASES, reference=reference, check=check,
-    counts=counts, inputs=lambda p: (host_input(tuple(sorted(p.items()))),),
+    counts=counts, inputs=lambda p: (host_input(p),),
     compiled=("numba_one_pass",), probe_params={"n": 1024})
 if __name__ == "__main__":
     raise SystemExit(run.main(BENCHMARK))
