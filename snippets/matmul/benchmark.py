@@ -29,6 +29,7 @@ STEPS = {"naive": "1 naive", "coalesced": "2 coalesced", "smem": "3 shared-memor
          "wgmma": "9 tensor cores, wgmma + TMA (BF16)"}
 TEMPLATES = {"warptile": "wt_", "tensor_core": "tc_", "wgmma": "wgmma_"}  # instance prefixes
 CUBLAS = ("cublas_fp32", "cublas_tf32", "cublas_bf16")
+PADDED = "cublas_bf16_padded_k"  # cuBLAS BF16 over the zero padding, as the BF16 kernels run
 BIG, BIG_KERNELS = 8192, ("cublas_fp32", "cublas_bf16", "warptile", "tensor_core", "wgmma")
 TUNE = os.environ.get("MATMUL_TUNE") == "1"
 
@@ -36,6 +37,8 @@ TUNE = os.environ.get("MATMUL_TUNE") == "1"
 def kernels(p: dict) -> dict[str, str]:
     """The table rows run at a size, each with the name it is reported under."""
     names = [*CUBLAS, *STEPS] if p["m"] < BIG else list(BIG_KERNELS)
+    if p["k"] % 8:  # the BF16 kernels compute over K rounded up to 8: cuBLAS at that K too
+        names.insert(names.index("cublas_bf16") + 1, PADDED)
     if TUNE:
         return {n: n for n in [*names, "tune"]}
     tuned = os.environ.get("MATMUL_TUNED")
@@ -77,6 +80,7 @@ VARIANTS = {
     **{f"cuda_c/{k}": Variant(f"CUDA C tuning instance {k}", group="tuning", runs=False)
        for k in TUNING},
     **{k: Variant(f"cuBLAS {k[7:].upper()}", group="ceiling", runs=False) for k in CUBLAS},
+    PADDED: Variant("cuBLAS BF16, K rounded up to 8 (zeros)", group="ceiling", runs=False),
     "torch/cublas_fp32": Variant("cuBLAS FP32, through PyTorch", group="ceiling",
                                  measure=OnDevice("torch", mm, (True,))),
     **{f"numba/{k}": Variant(f"Numba, {STEPS[k]}", step=STEPS[k].split()[0],
