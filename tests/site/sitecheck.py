@@ -63,6 +63,17 @@ class _ConfigLoader(yaml.SafeLoader):
 _ConfigLoader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
 
 
+def _env(loader, node):
+    """`!ENV [NAME, ..., default]` as MkDocs reads it: the first variable set, else the default."""
+    items = loader.construct_sequence(node) if isinstance(node, yaml.SequenceNode) else [
+        loader.construct_scalar(node), None]
+    names, default = (items[:-1], items[-1]) if len(items) > 1 else (items, None)
+    return next((os.environ[n] for n in names if n in os.environ), default)
+
+
+_ConfigLoader.add_constructor("!ENV", _env)
+
+
 def mkdocs_config() -> dict:
     return yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=_ConfigLoader)
 
