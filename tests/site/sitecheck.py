@@ -508,6 +508,7 @@ class Visit:
     notebook: dict | None = None
     axe: list[dict] = field(default_factory=list)
     readability: dict = field(default_factory=dict)
+    height: int = 0  # the page's full height in CSS px, collapsed blocks closed
 
 
 def _lines(text: str) -> list[str]:
@@ -594,6 +595,7 @@ def measure(page, visit: Visit, mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) ->
         except Exception as exc:  # noqa: BLE001 - reported by the diagram tests
             visit.mermaid_error = str(exc).splitlines()[0]
         visit.mermaid_svgs = page.evaluate(DIAGRAM_FIT)
+    visit.height = page.evaluate("document.documentElement.scrollHeight")
     visit.readability = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
     visit.sideways = page.evaluate(SIDEWAYS)
     for img in page.locator(".jupyter-wrapper .jp-OutputArea-output img:visible").all():
@@ -705,3 +707,27 @@ def site_visits(browser, site_server, axe_source) -> SiteVisits:
 
 def normalised_lines(text: str) -> list[str]:
     return _lines(text)
+
+
+def search(page, term: str, base: str) -> list[str]:
+    """Type `term` into the search box; the documents found, best first, as site paths."""
+    box = page.locator("input.md-search__input")
+    box.click()
+    box.fill(term)
+    box.press("End")
+    read = """() => [document.querySelector('.md-search-result__meta')?.innerText || '',
+        ...[...document.querySelectorAll('li.md-search-result__item > a')].map(a => a.href)]"""
+    previous, deadline = None, time.monotonic() + 10
+    while time.monotonic() < deadline:
+        current = page.evaluate(read)
+        if current == previous and len(current) > 1:
+            break
+        previous = current
+        time.sleep(0.15)
+    documents = []
+    for href in previous[1:]:
+        url = urlsplit(href)
+        path = url.path.removeprefix(urlsplit(base).path)
+        if path not in documents:
+            documents.append(path)
+    return documents

@@ -7,9 +7,7 @@ here. Skipped with a reason when Chromium or npm (for axe-core) cannot be had.
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -17,7 +15,7 @@ from sitecheck import (  # noqa: F401 - fixtures are used by name
     COLOUR_RULES, DIAGRAM_FIT, DRAWN, MERMAID_TIMEOUT_MS, MIN_READABLE_PX, NARROW_VIEWPORT,
     READABILITY, SIDEWAYS, WIDE_VIEWPORT, Recorder, axe_source, browser, chromium_path,
     content_pages, label, luma, new_context, normalised_lines, page_file, page_paths, run_axe,
-    serve, site_server, site_visits, visit_page,
+    search, serve, site_server, site_visits, visit_page,
 )
 
 PAGE_WEIGHT_LIMIT = 1_000_000  # bytes, for pages without a diagram
@@ -147,30 +145,6 @@ def search_page(browser, site_server):
     page.goto(site_server.url(""), wait_until="networkidle")
     yield page
     context.close()
-
-
-def search(page, term: str, base: str) -> list[str]:
-    """Type `term` into the search box; the documents found, best first, as site paths."""
-    box = page.locator("input.md-search__input")
-    box.click()
-    box.fill(term)
-    box.press("End")
-    read = """() => [document.querySelector('.md-search-result__meta')?.innerText || '',
-        ...[...document.querySelectorAll('li.md-search-result__item > a')].map(a => a.href)]"""
-    previous, deadline = None, time.monotonic() + 10
-    while time.monotonic() < deadline:
-        current = page.evaluate(read)
-        if current == previous and len(current) > 1:
-            break
-        previous = current
-        time.sleep(0.15)
-    documents = []
-    for href in previous[1:]:
-        url = urlsplit(href)
-        path = url.path.removeprefix(urlsplit(base).path)
-        if path not in documents:
-            documents.append(path)
-    return documents
 
 
 @pytest.mark.parametrize(("term", "expected"), SEARCH_TERMS, ids=[t for t, _ in SEARCH_TERMS])
