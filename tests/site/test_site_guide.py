@@ -77,7 +77,7 @@ def test_every_page_fits_its_screens(site_visits, width):
     visits = site_visits.light if width == WIDE_VIEWPORT["width"] else site_visits.narrow
     screen = (WIDE_VIEWPORT if width == WIDE_VIEWPORT["width"] else NARROW_VIEWPORT)["height"]
     assert width in (WIDE_VIEWPORT["width"], NARROW_VIEWPORT["width"])
-    assert visits and all(v.height > screen for p, v in visits.items() if p)  # it measures
+    assert visits and max(v.height for v in visits.values()) > screen  # it measures
     long = {label(p): round(v.height / screen, 1) for p, v in visits.items()
             if p != "404.html" and v.height > SCREENS[width] * screen}
     assert not long, f"screens at {width} px, limit {SCREENS[width]}"
