@@ -602,6 +602,17 @@ def measure(page, visit: Visit, mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) ->
         visit.notebook_luma.append(luma(img.screenshot()))
 
 
+# Opens the closed blocks around the page's first code block; the number opened.
+OPEN_FIRST_CODE = """() => {
+  const code = document.querySelector(".md-content details pre > code");
+  let opened = 0;
+  for (let d = code && code.closest("details"); d; d = d.parentElement.closest("details")) {
+    if (!d.open) { d.open = true; d.setAttribute("data-opened-by-test", ""); opened++; }
+  }
+  return opened;
+}"""
+
+
 def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                axe_js: str | None, full: bool, rules: list[str] | None = COLOUR_RULES,
                mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS, narrow: dict | None = None):
@@ -626,8 +637,13 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
             visit.images = page.evaluate(IMAGES)
             visit.code = page.evaluate(CODE_BLOCKS)
             visit.notebook = page.evaluate(NOTEBOOK)
-            # Click the first copy button a reader can see (others may sit in a closed tab).
+            # Click the first copy button a reader can see (others may sit in a closed tab). A
+            # page whose code is all in closed blocks has the first opened, as a reader would,
+            # and closed again after (the narrow pass measures the page as it loads).
             button = page.locator(".md-content button[data-md-type=copy]:visible").first
+            opened = 0
+            if visit.code["blocks"] and not button.count():
+                opened = page.evaluate(OPEN_FIRST_CODE)
             if visit.code["blocks"] and button.count():
                 page.evaluate("navigator.clipboard.writeText('')")
                 button.scroll_into_view_if_needed()
@@ -635,6 +651,9 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                 code = page.evaluate("t => document.querySelector(t).innerText",
                                      button.get_attribute("data-clipboard-target"))
                 visit.copied = (code, page.evaluate("navigator.clipboard.readText()"))
+            if opened:
+                page.evaluate("() => document.querySelectorAll('details[data-opened-by-test]')"
+                              ".forEach(d => { d.open = false; d.removeAttribute('data-opened-by-test'); })")
         recorder.settle(page)  # the requests it started (search index, ...) belong to this visit
         if narrow is None:
             return visit
