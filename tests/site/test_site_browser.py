@@ -44,6 +44,23 @@ def failures(visits, attribute) -> dict[str, list]:
             if getattr(v, attribute)}
 
 
+# The most screens a page may take, collapsed blocks closed (issue 42): a desktop screen is
+# 1280 x 900 px, a phone 390 x 844 px (the viewports of site_visits).
+SCREENS = {1280: 15, 390: 20}
+
+
+@pytest.mark.parametrize("width", sorted(SCREENS))
+def test_every_page_fits_its_screens(site_visits, width):
+    wide = width == WIDE_VIEWPORT["width"]
+    visits = site_visits.light if wide else site_visits.narrow
+    screen = (WIDE_VIEWPORT if wide else NARROW_VIEWPORT)["height"]
+    assert wide or width == NARROW_VIEWPORT["width"]
+    assert visits and max(v.height for v in visits.values()) > screen  # it measures
+    long = {label(p): round(v.height / screen, 1) for p, v in visits.items()
+            if p != "404.html" and v.height > SCREENS[width] * screen}
+    assert not long, f"screens at {width} px, limit {SCREENS[width]}"
+
+
 def test_every_built_page_is_visited(site_visits, site_server):
     built = {p.relative_to(site_server.root) for p in site_server.root.rglob("*.html")}
     assert len(site_visits.light) == len(built) > 0

@@ -2,8 +2,9 @@
 kernel, search that finds the obvious page first, every file a page asks for one click away, and
 no research notes in what a reader reads.
 
-The heights come from the visits of ``sitecheck.site_visits`` (made once for the whole session,
-shared with test_site_browser.py); the rest reads the built files, or makes one search session.
+Each page's height is measured in test_site_browser.py, from the visits it makes anyway (a
+second module using them could run on another xdist worker and visit every page again); this
+file reads the built files, or makes one search session and one page load.
 """
 
 from __future__ import annotations
@@ -17,13 +18,9 @@ import yaml
 
 from conftest import ROOT
 from sitecheck import (  # noqa: F401 - fixtures are used by name
-    NARROW_VIEWPORT, WIDE_VIEWPORT, axe_source, browser, chromium_path, content_pages, label,
-    new_context, page_file, search, site_server, site_visits,
+    WIDE_VIEWPORT, browser, chromium_path, content_pages, label, new_context, page_file, search,
+    site_server,
 )
-
-# The most screens a page may take, collapsed blocks closed: a desktop screen is 1280 x 900 px,
-# a phone 390 x 844 px (the viewports of site_visits).
-SCREENS = {1280: 15, 390: 20}
 
 FIRST_KERNEL = "kernels/array-addition/"
 NEXT_PRESSES = 3  # "Next" from the home page reaches the first kernel within this many pages
@@ -67,20 +64,6 @@ def article_text(html: str) -> str:
 def site_path(page: str, href: str) -> str:
     """An href of `page` as a path from the site's root."""
     return urlsplit(urljoin("http://site/" + page, href)).path.lstrip("/")
-
-
-# ---------------------------------------------------------------- pages a reader finishes
-
-
-@pytest.mark.parametrize("width", sorted(SCREENS))
-def test_every_page_fits_its_screens(site_visits, width):
-    visits = site_visits.light if width == WIDE_VIEWPORT["width"] else site_visits.narrow
-    screen = (WIDE_VIEWPORT if width == WIDE_VIEWPORT["width"] else NARROW_VIEWPORT)["height"]
-    assert width in (WIDE_VIEWPORT["width"], NARROW_VIEWPORT["width"])
-    assert visits and max(v.height for v in visits.values()) > screen  # it measures
-    long = {label(p): round(v.height / screen, 1) for p, v in visits.items()
-            if p != "404.html" and v.height > SCREENS[width] * screen}
-    assert not long, f"screens at {width} px, limit {SCREENS[width]}"
 
 
 # ---------------------------------------------------------------- the start path
