@@ -346,7 +346,8 @@ def page_table(docs, path, case, where="render mandelbrot_case {} "):
     """The page's per-case table directive (or another), rendered from another results file."""
     from renderers.page import render_markdown
 
-    line = next(l for l in (ROOT / "docs/kernels/mandelbrot.md").read_text().splitlines()
+    lines = map(str.strip, (ROOT / "docs/kernels/mandelbrot.md").read_text().splitlines())  # a folded block indents its lines
+    line = next(l for l in lines
                 if l.startswith("<!-- render ") and where.format(case) in l)
     return render_markdown(line, docs, "mandelbrot.md", data=path.removeprefix("data/"), topic="mandelbrot")
 

@@ -539,7 +539,7 @@ def test_ncu_paragraph_reads_the_profile(logs):
 
     assert ncu_value(ROOT / "docs", "coalesced", "sm_pct", ncu="data/matmul-ncu-h200.json") \
         == f"{prof['coalesced'][sm]:,.0f}"
-    assert "{{ ncu coalesced sm_pct }} % of peak" in (ROOT / "docs/kernels/matmul.md").read_text()
+    assert "{{ ncu coalesced sm_pct }} % of peak" in (ROOT / "docs/kernels/matmul-worklog.md").read_text()
 
 
 def test_numba_profile_and_tiles_tables(r, logs):

@@ -142,9 +142,9 @@ SUPERSCRIPTS = str.maketrans("0123456789-", SUPERSCRIPT + "⁻")
 @functools.cache
 def markdown_options() -> tuple[list, dict]:
     """mkdocs.yml's Markdown extensions and their settings (snippets read from the root)."""
-    import yaml
+    from mkdocs.utils.yaml import yaml_load  # MkDocs' own reader: `!ENV`, `!!python/name`
 
-    config = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=yaml.UnsafeLoader)
+    config = yaml_load((ROOT / "mkdocs.yml").read_text())
     names, settings = [], {}
     for entry in config["markdown_extensions"]:
         name, conf = next(iter(entry.items())) if isinstance(entry, dict) else (entry, {})

@@ -187,7 +187,8 @@ def test_renderers_show_every_step_and_every_fp8_row():
     assert "atomic adds to one address" in table  # step 1's prediction, from the CSV
     from renderers.page import render_markdown
 
-    line = next(l for l in (docs / "accelerators/hardware.md").read_text().splitlines()
+    lines = map(str.strip, (docs / "accelerators/hardware.md").read_text().splitlines())  # a folded block indents its lines
+    line = next(l for l in lines
                 if l.startswith("<!-- render table path=data/fp8-h200.json"))
     fp8_rows = [l for l in render_markdown(line, docs, "hardware.md").splitlines() if l.startswith("| ")]
     assert len(fp8_rows) == 1 + 9 and all(" – " not in l for l in fp8_rows)

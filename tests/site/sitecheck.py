@@ -63,6 +63,17 @@ class _ConfigLoader(yaml.SafeLoader):
 _ConfigLoader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
 
 
+def _env(loader, node):
+    """`!ENV [NAME, ..., default]` as MkDocs reads it: the first variable set, else the default."""
+    items = loader.construct_sequence(node) if isinstance(node, yaml.SequenceNode) else [
+        loader.construct_scalar(node), None]
+    names, default = (items[:-1], items[-1]) if len(items) > 1 else (items, None)
+    return next((os.environ[n] for n in names if n in os.environ), default)
+
+
+_ConfigLoader.add_constructor("!ENV", _env)
+
+
 def mkdocs_config() -> dict:
     return yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=_ConfigLoader)
 
@@ -599,6 +610,7 @@ class Visit:
     notebook: dict | None = None
     axe: list[dict] = field(default_factory=list)
     readability: dict = field(default_factory=dict)
+    height: int = 0  # the page's full height in CSS px, collapsed blocks closed
 
 
 def _lines(text: str) -> list[str]:
@@ -691,10 +703,22 @@ def measure(page, visit: Visit, mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) ->
         except Exception as exc:  # noqa: BLE001 - reported by the diagram tests
             visit.mermaid_error = str(exc).splitlines()[0]
         visit.mermaid_svgs = page.evaluate(DIAGRAM_FIT)
+    visit.height = page.evaluate("document.documentElement.scrollHeight")
     visit.readability = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
     visit.sideways = page.evaluate(SIDEWAYS)
     for img in page.locator(".jupyter-wrapper .jp-OutputArea-output img:visible").all():
         visit.notebook_rgb.append(mean_rgb(img.screenshot()))
+
+
+# Opens the closed blocks around the page's first code block; the number opened.
+OPEN_FIRST_CODE = """() => {
+  const code = document.querySelector(".md-content details pre > code");
+  let opened = 0;
+  for (let d = code && code.closest("details"); d; d = d.parentElement.closest("details")) {
+    if (!d.open) { d.open = true; d.setAttribute("data-opened-by-test", ""); opened++; }
+  }
+  return opened;
+}"""
 
 
 def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
@@ -721,8 +745,13 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
             visit.images = page.evaluate(IMAGES)
             visit.code = page.evaluate(CODE_BLOCKS)
             visit.notebook = page.evaluate(NOTEBOOK)
-            # Click the first copy button a reader can see (others may sit in a closed tab).
+            # Click the first copy button a reader can see (others may sit in a closed tab). A
+            # page whose code is all in closed blocks has the first opened, as a reader would,
+            # and closed again after (the narrow pass measures the page as it loads).
             button = page.locator(".md-content button[data-md-type=copy]:visible").first
+            opened = 0
+            if visit.code["blocks"] and not button.count():
+                opened = page.evaluate(OPEN_FIRST_CODE)
             if visit.code["blocks"] and button.count():
                 page.evaluate("navigator.clipboard.writeText('')")
                 button.scroll_into_view_if_needed()
@@ -730,6 +759,9 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                 code = page.evaluate("t => document.querySelector(t).innerText",
                                      button.get_attribute("data-clipboard-target"))
                 visit.copied = (code, page.evaluate("navigator.clipboard.readText()"))
+            if opened:
+                page.evaluate("() => document.querySelectorAll('details[data-opened-by-test]')"
+                              ".forEach(d => { d.open = false; d.removeAttribute('data-opened-by-test'); })")
         recorder.settle(page)  # the requests it started (search index, ...) belong to this visit
         if narrow is None:
             return visit
@@ -802,3 +834,27 @@ def site_visits(browser, site_server, axe_source) -> SiteVisits:
 
 def normalised_lines(text: str) -> list[str]:
     return _lines(text)
+
+
+def search(page, term: str, base: str) -> list[str]:
+    """Type `term` into the search box; the documents found, best first, as site paths."""
+    box = page.locator("input.md-search__input")
+    box.click()
+    box.fill(term)
+    box.press("End")
+    read = """() => [document.querySelector('.md-search-result__meta')?.innerText || '',
+        ...[...document.querySelectorAll('li.md-search-result__item > a')].map(a => a.href)]"""
+    previous, deadline = None, time.monotonic() + 10
+    while time.monotonic() < deadline:
+        current = page.evaluate(read)
+        if current == previous and len(current) > 1:
+            break
+        previous = current
+        time.sleep(0.15)
+    documents = []
+    for href in previous[1:]:
+        url = urlsplit(href)
+        path = url.path.removeprefix(urlsplit(base).path)
+        if path not in documents:
+            documents.append(path)
+    return documents

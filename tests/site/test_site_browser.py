@@ -7,9 +7,7 @@ here. Skipped with a reason when Chromium or npm (for axe-core) cannot be had.
 
 from __future__ import annotations
 
-import time
 from contextlib import contextmanager
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -17,7 +15,7 @@ from sitecheck import (  # noqa: F401 - fixtures are used by name
     COLOUR_RULES, DIAGRAM_FIT, code_colours, DRAWN, MERMAID_TIMEOUT_MS, MIN_READABLE_PX, NARROW_VIEWPORT,
     READABILITY, SIDEWAYS, WIDE_VIEWPORT, Recorder, axe_source, browser, chromium_path,
     content_pages, label, mean_rgb, new_context, normalised_lines, page_file, page_paths, run_axe,
-    same_colours, serve, site_server, site_visits, visit_page,
+    same_colours, search, serve, site_server, site_visits, visit_page,
 )
 
 PAGE_WEIGHT_LIMIT = 1_000_000  # bytes, for pages without a diagram
@@ -44,6 +42,23 @@ SEARCH_TOP = 3  # the right page must be among this many documents
 def failures(visits, attribute) -> dict[str, list]:
     return {label(path): getattr(v, attribute) for path, v in visits.items()
             if getattr(v, attribute)}
+
+
+# The most screens a page may take, collapsed blocks closed (issue 42): a desktop screen is
+# 1280 x 900 px, a phone 390 x 844 px (the viewports of site_visits).
+SCREENS = {1280: 15, 390: 20}
+
+
+@pytest.mark.parametrize("width", sorted(SCREENS))
+def test_every_page_fits_its_screens(site_visits, width):
+    wide = width == WIDE_VIEWPORT["width"]
+    visits = site_visits.light if wide else site_visits.narrow
+    screen = (WIDE_VIEWPORT if wide else NARROW_VIEWPORT)["height"]
+    assert wide or width == NARROW_VIEWPORT["width"]
+    assert visits and max(v.height for v in visits.values()) > screen  # it measures
+    long = {label(p): round(v.height / screen, 1) for p, v in visits.items()
+            if p != "404.html" and v.height > SCREENS[width] * screen}
+    assert not long, f"screens at {width} px, limit {SCREENS[width]}"
 
 
 def test_every_built_page_is_visited(site_visits, site_server):
@@ -147,30 +162,6 @@ def search_page(browser, site_server):
     page.goto(site_server.url(""), wait_until="networkidle")
     yield page
     context.close()
-
-
-def search(page, term: str, base: str) -> list[str]:
-    """Type `term` into the search box; the documents found, best first, as site paths."""
-    box = page.locator("input.md-search__input")
-    box.click()
-    box.fill(term)
-    box.press("End")
-    read = """() => [document.querySelector('.md-search-result__meta')?.innerText || '',
-        ...[...document.querySelectorAll('li.md-search-result__item > a')].map(a => a.href)]"""
-    previous, deadline = None, time.monotonic() + 10
-    while time.monotonic() < deadline:
-        current = page.evaluate(read)
-        if current == previous and len(current) > 1:
-            break
-        previous = current
-        time.sleep(0.15)
-    documents = []
-    for href in previous[1:]:
-        url = urlsplit(href)
-        path = url.path.removeprefix(urlsplit(base).path)
-        if path not in documents:
-            documents.append(path)
-    return documents
 
 
 @pytest.mark.parametrize(("term", "expected"), SEARCH_TERMS, ids=[t for t, _ in SEARCH_TERMS])
