@@ -146,10 +146,10 @@ def images_per_s(docs_dir: Path, variant: str, *, path: str) -> str:
 
 
 @value("keras.over")
-def over(docs_dir: Path, variant: str, other: str, *, path: str) -> str:
-    """How many times the images/s of `other` a row's is."""
+def over(docs_dir: Path, variant: str, other: str, *, path: str, digits: str = "1") -> str:
+    """How many times the images/s of `other` a row's is (`digits` below 10)."""
     ratio = _row(docs_dir, path, other)["median_s"] / _row(docs_dir, path, variant)["median_s"]
-    return f"{ratio:,.1f}×" if ratio < 10 else f"{ratio:,.0f}×"
+    return f"{ratio:,.{int(digits)}f}×" if ratio < 10 else f"{ratio:,.0f}×"
 
 
 @value("keras.rounds")
