@@ -288,23 +288,20 @@ def test_train_history_facts(renderers):
 
 
 def test_the_pages_reading_of_the_noisy_rows_holds():
-    """climb.md's Noise paragraph: the rows outside 1.15 are Keras's default and the PyTorch CPU
-    row, both host-bound (the default's GPU busy under 5 % of a step); in neither is the slowest
-    round the one with the highest steal share; every row with the GPU busy at least 80 % of a
-    step agrees within 1.05; and every set-aside round was above the steal limit."""
+    """climb.md's Noise paragraph: the rows outside 1.15 are step 3 and step 2 without
+    augmentation, both host-bound (the GPU busy under 80 % of a step); no round lost more than
+    the steal limit (none set aside), so steal explains neither; every row with the GPU busy at
+    least 80 % of a step agrees within 1.05."""
     doc = json.loads((ROOT / "docs/data/keras-climb-h200.json").read_text())
     limit, outside = timing.STEAL_LIMIT, {}
     for m in doc["measurements"]:
         rounds = [r for r in m["extra"]["rounds"] if r["counted"]]
         rates = [r["images_per_s"] for r in rounds]
-        busy = m["extra"]["trace"].get("gpu_busy")
+        busy = m["extra"].get("trace", {}).get("gpu_busy")
         if max(rates) / min(rates) > 1.15:
             outside[m["variant"]] = busy
-            slowest = rates.index(min(rates))
-            assert rounds[slowest]["steal"] < max(r["steal"] for r in rounds), m["variant"]
         if busy is not None and busy >= 0.8:
             assert max(rates) / min(rates) <= 1.05, m["variant"]
-        tries = [r for r in m["extra"]["rounds"] if not r["counted"]]
-        assert all(r["steal"] > limit for r in tries), m["variant"]
-    assert set(outside) == {"climb-default", "cpu-torch"}
-    assert outside["climb-default"] < 0.05 and outside["cpu-torch"] is None
+        assert all(r["counted"] and r["steal"] <= limit for r in m["extra"]["rounds"]), m["variant"]
+    assert set(outside) == {"climb-uint8", "plain-xla"}, outside
+    assert all(busy < 0.8 for busy in outside.values()), outside
