@@ -474,7 +474,10 @@ NOTEBOOK = """
 # output lines that wrap, Mermaid text shrunk below reading size.
 READABILITY = r"""
 async () => {
-  const shown = el => el.offsetParent !== null && el.getClientRects().length > 0;
+  // Shown: laid out, and not inside a closed block (Chromium lays out a closed <details>'s
+  // content for measuring, but the reader sees none of it).
+  const shown = el => el.offsetParent !== null && el.getClientRects().length > 0 &&
+                      !el.parentElement.closest("details:not([open])");
   // A chart's SVG laid out inline at the width it is shown (an <img>'s inside cannot be measured):
   // the height of each plot area (matplotlib's axes patch) in CSS px, and the pairs of tick
   // labels of one axis that overlap.
