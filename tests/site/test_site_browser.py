@@ -164,6 +164,24 @@ def search_page(browser, site_server):
     context.close()
 
 
+# What a reader types for an instance, an error, a kernel, MIG and a crash (issue 42): the page
+# that answers it comes first.
+FIRST_RESULT = [
+    ("p5.48xlarge", "setup/gpus-on-aws/"),
+    ("cudaErrorInsufficientDriver", "setup/troubleshooting/"),
+    ("SAXPY", "kernels/saxpy/"),
+    ("MIG", "setup/sharing-a-gpu/"),
+    ("out of memory", "setup/troubleshooting/"),
+]
+
+
+@pytest.mark.parametrize(("term", "expected"), FIRST_RESULT, ids=[t for t, _ in FIRST_RESULT])
+def test_search_finds_the_obvious_page_first(search_page, site_server, term, expected):
+    assert expected in content_pages(site_server.root)
+    found = search(search_page, term, site_server.base)
+    assert found[:1] == [expected], f"{term!r} found {found[:5]}"
+
+
 @pytest.mark.parametrize(("term", "expected"), SEARCH_TERMS, ids=[t for t, _ in SEARCH_TERMS])
 def test_search_finds_the_right_page(search_page, site_server, term, expected):
     present = [page for _, page in SEARCH_TERMS if page in content_pages(site_server.root)]

@@ -1,10 +1,9 @@
 """The site as a guide (issue 42): pages a reader finishes, a path from the home page to a running
-kernel, search that finds the obvious page first, every file a page asks for one click away, and
-no research notes in what a reader reads.
+kernel, every file a page asks for one click away, and no research notes in what a reader reads.
 
-Each page's height is measured in test_site_browser.py, from the visits it makes anyway (a
-second module using them could run on another xdist worker and visit every page again); this
-file reads the built files, or makes one search session and one page load.
+Each page's height and the searches are checked in test_site_browser.py, from the visits and the
+search session it makes anyway (a second module using them could run on another xdist worker and
+visit every page again); this file reads the built files, or makes one page load.
 """
 
 from __future__ import annotations
@@ -18,21 +17,12 @@ import yaml
 
 from conftest import ROOT
 from sitecheck import (  # noqa: F401 - fixtures are used by name
-    WIDE_VIEWPORT, browser, chromium_path, content_pages, label, new_context, page_file, search,
+    WIDE_VIEWPORT, browser, chromium_path, content_pages, label, new_context, page_file,
     site_server,
 )
 
 FIRST_KERNEL = "kernels/array-addition/"
 NEXT_PRESSES = 3  # "Next" from the home page reaches the first kernel within this many pages
-
-# (query, the page that must come first). An instance, an error, a kernel, MIG, out of memory.
-FIRST_RESULT = [
-    ("p5.48xlarge", "setup/gpus-on-aws/"),
-    ("cudaErrorInsufficientDriver", "setup/troubleshooting/"),
-    ("SAXPY", "kernels/saxpy/"),
-    ("MIG", "setup/sharing-a-gpu/"),
-    ("out of memory", "setup/troubleshooting/"),
-]
 
 # Notes about the research, not about the subject: where something could not be read, when it
 # was searched for, what this build does not know.
@@ -98,25 +88,6 @@ def test_home_first_screen_runs_a_kernel_without_a_gpu(browser, site_server):
         assert box and box["y"] + box["height"] <= WIDE_VIEWPORT["height"], box
     finally:
         context.close()
-
-
-# ---------------------------------------------------------------- search
-
-
-@pytest.fixture(scope="module")
-def search_page(browser, site_server):
-    context = new_context(browser, site_server, "light")
-    page = context.new_page()
-    page.goto(site_server.url(""), wait_until="networkidle")
-    yield page
-    context.close()
-
-
-@pytest.mark.parametrize(("term", "expected"), FIRST_RESULT, ids=[t for t, _ in FIRST_RESULT])
-def test_search_finds_the_obvious_page_first(search_page, site_server, term, expected):
-    assert expected in content_pages(site_server.root)
-    found = search(search_page, term, site_server.base)
-    assert found[:1] == [expected], f"{term!r} found {found[:5]}"
 
 
 # ---------------------------------------------------------------- what a reader reads
