@@ -657,6 +657,8 @@ def show(text: str, end: str = "\n") -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if sys.stdout is None:  # started with standard output closed (>&-): nowhere to answer
+        parser.exit(2, "error: standard output is closed; give it a file (> FILE) or /dev/null\n")
     if (args.params or args.model) and not args.precision:
         parser.error("--params and --model need --precision (one of " + ", ".join(BYTES) + ")")
     if not args.memory_only and args.hours is None and args.instance_hours is None:

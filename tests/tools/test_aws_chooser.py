@@ -558,3 +558,10 @@ def waits_for_a_writer(pid: int) -> bool | None:
         return Path(f"/proc/{pid}/wchan").read_text() == "wait_for_partner"
     except OSError:
         return None
+
+
+def test_closed_stdout_is_one_line_not_a_silent_success():
+    proc = subprocess.run(["bash", "-c", f"{sys.executable} {SNIPPETS / CHOOSER} --memory-gib 10 "
+                           "--hours 1 >&-"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 2 and proc.stderr == (
+        "error: standard output is closed; give it a file (> FILE) or /dev/null\n")
