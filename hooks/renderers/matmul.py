@@ -55,28 +55,19 @@ def rate_of(docs_dir: Path, path: str, variant: str, of: str, size: str) -> tupl
 
 # A variant's rate in case `size` (4096, 1024, odd, ...) against cuBLAS in precision `of`, as
 # {{ matmul.NAME variant [of] [size] }}: TFLOP/s, % of cuBLAS, a multiple of it, µs a call.
-@value("matmul.tflops")
-def tflops_value(docs_dir: Path, variant: str, of: str = "fp32", size: str = "4096", *, path: str,
-                 digits: str = "1") -> str:
-    return f"{rate_of(docs_dir, path, variant, of, size)[0]:.{digits}f}"
+RATE_FIGURES = {  # NAME: (which of rate()'s answers, scale, unit after it)
+    "tflops": (0, 1, ""), "share": (1, 100, " %"), "times": (1, 1, "×"), "us": (2, 1e6, "")}
 
 
-@value("matmul.share")
-def share_value(docs_dir: Path, variant: str, of: str = "fp32", size: str = "4096", *, path: str,
-                digits: str = "1") -> str:
-    return f"{100 * rate_of(docs_dir, path, variant, of, size)[1]:.{digits}f} %"
+def _rate_figure(which: int, scale: float, unit: str):
+    def figure(docs_dir: Path, variant: str, of: str = "fp32", size: str = "4096", *, path: str,
+               digits: str = "1") -> str:
+        return f"{scale * rate_of(docs_dir, path, variant, of, size)[which]:.{digits}f}{unit}"
+    return figure
 
 
-@value("matmul.times")
-def times_value(docs_dir: Path, variant: str, of: str = "fp32", size: str = "4096", *, path: str,
-                digits: str = "1") -> str:
-    return f"{rate_of(docs_dir, path, variant, of, size)[1]:.{digits}f}×"
-
-
-@value("matmul.us")
-def us_value(docs_dir: Path, variant: str, of: str = "fp32", size: str = "4096", *, path: str,
-             digits: str = "1") -> str:
-    return f"{1e6 * rate_of(docs_dir, path, variant, of, size)[2]:.{digits}f}"
+for _name, _how in RATE_FIGURES.items():
+    value(f"matmul.{_name}")(_rate_figure(*_how))
 
 
 def bounded(found: list[float], bound: str) -> float:
