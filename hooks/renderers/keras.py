@@ -146,10 +146,19 @@ def images_per_s(docs_dir: Path, variant: str, *, path: str) -> str:
 
 
 @value("keras.over")
-def over(docs_dir: Path, variant: str, other: str, *, path: str, digits: str = "1") -> str:
-    """How many times the images/s of `other` a row's is (`digits` below 10)."""
-    ratio = _row(docs_dir, path, other)["median_s"] / _row(docs_dir, path, variant)["median_s"]
-    return f"{ratio:,.{int(digits)}f}×" if ratio < 10 else f"{ratio:,.0f}×"
+def over(docs_dir: Path, variant: str, other: str, *, path: str, digits: str = "1",
+         spread: str = "") -> str:
+    """How many times the images/s of `other` a row's is (`digits` below 10). `spread=rounds`
+    adds the range the rounds allow (lowest over highest round to highest over lowest): the
+    headline over a host-bound row, whose rounds disagree, is a range, not one figure."""
+    a, b = _row(docs_dir, path, variant), _row(docs_dir, path, other)
+    fmt = lambda r: f"{r:,.{int(digits)}f}×" if r < 10 else f"{r:,.0f}×"  # noqa: E731
+    ratio = fmt(b["median_s"] / a["median_s"])
+    if spread != "rounds":
+        return ratio
+    mine, theirs = a["extra"]["rounds_images_per_s"], b["extra"]["rounds_images_per_s"]
+    return (f"{ratio} (from {fmt(min(mine) / max(theirs))} to {fmt(max(mine) / min(theirs))} "
+            f"across the rounds)")
 
 
 @value("keras.rounds")
