@@ -1,6 +1,5 @@
-"""Attention's registry: naive PyTorch ops, our fused Triton kernel and PyTorch's SDPA, one backend
-allowed at a time, in BF16 on (B, H, N, d) inputs of 16384 tokens (B N) and width 2048 (H d).
-Run it:  python snippets/bench/run.py attention --output attention.json"""
+"""Attention's registry: naive PyTorch ops, our fused Triton kernel, PyTorch's SDPA (one backend at
+a time); BF16 (B, H, N, d), B N = 16384, H d = 2048. Run: python snippets/bench/run.py attention"""
 from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import functools, importlib, sys  # noqa: E401
@@ -42,7 +41,8 @@ inputs = functools.lru_cache(maxsize=1)(  # every row of a case starts from the 
 
 def counts(variant: str, p: dict, ref) -> dict:  # causal: half the (query, key) pairs and FLOPs
     b, h, n, d, causal = p["batch"], p["heads"], p["n"], p["d"], p["causal"]
-    extra = {"config": str(at.attention_kernel.best_config)} if variant == "triton" else {}
+    tuned = getattr(at.attention_kernel, "best_config", "")  # the autotuner's pick for this case
+    extra = {"config": str(tuned)} if variant == "triton" else {}
     if variant == "naive":  # the memory it needs here; past the largest case, until it runs out
         extra["peak_bytes"] = lesson.peak_memory(n, h, d, causal, b)
         if (n, d, causal) == (16384, 128, False):
