@@ -30,28 +30,30 @@ def naive(q, k, v, causal: bool = False):
 
 
 # --8<-- [start:sdpa]
-BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
-            "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
+BACKENDS = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION",
+            "efficient": "EFFICIENT_ATTENTION", "math": "MATH"}  # names in SDPBackend
 
 
 def sdpa(backend: str, q, k, v, causal: bool = False):
     """PyTorch's fused attention, allowed to use this one backend only: a backend that cannot
     take these inputs raises RuntimeError ("No available kernel") instead of falling back."""
-    with sdpa_kernel(BACKENDS[backend]):
+    with sdpa_kernel(getattr(SDPBackend, BACKENDS[backend])):
         return scaled_dot_product_attention(q, k, v, is_causal=causal)
 
 
 def refusal(backend: str, d: int, causal: bool = False) -> str:
     """"" where `backend` takes BF16 inputs of head dim d on this GPU, else why not: the
     warnings PyTorch gives with its "No available kernel" error name the reason."""
+    if not hasattr(SDPBackend, BACKENDS[backend]):
+        return f"this PyTorch ({torch.__version__}) has no SDPBackend.{BACKENDS[backend]}"
     q = torch.zeros(1, 1, 256, d, device="cuda", dtype=torch.bfloat16)
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         try:
             sdpa(backend, q, q, q, causal)
             return ""
-        except RuntimeError as exc:
-            why = [str(w.message) for w in said] + [str(exc)]
+        except Exception as exc:  # noqa: BLE001 - whatever it raises, the backend refused
+            why = [str(w.message) for w in said] + [f"{type(exc).__name__}: {exc}"]
     return " ".join(" ".join(why).split())[:300]
 
 

@@ -84,7 +84,9 @@ def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, N, H, stride_b, stride_h, strid
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     # Program (i, bh): queries i*BLOCK_M ... of head bh. Causal: the programs with the most key
     # blocks (the last query blocks) start first, so the short ones fill the tail of the grid.
-    block = tl.cdiv(N, BLOCK_M) - 1 - tl.program_id(0) if CAUSAL else tl.program_id(0)
+    block = tl.program_id(0)
+    if CAUSAL:
+        block = tl.cdiv(N, BLOCK_M) - 1 - block
     bh = tl.program_id(1)
     head = (bh // H) * stride_b + (bh % H) * stride_h
     q_ptr, k_ptr, v_ptr, o_ptr = q_ptr + head, k_ptr + head, v_ptr + head, o_ptr + head
