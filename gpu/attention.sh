@@ -16,12 +16,12 @@ export TRITON_PRINT_AUTOTUNING=1 TRITON_CACHE_DIR="${TRITON_CACHE_DIR:-$(mktemp 
 out="$RESULTS_DIR/attention-h200.json"
 
 step "versions: torch, triton, CUDA, cuDNN"
-timeout 15 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton",
+timeout 10 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton",
     triton.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(),
     torch.cuda.get_device_name())' || status=1
 
 step "the benchmark runner: naive, ours, SDPA's four backends; 20 cases"
-timeout "${ATTENTION_TIMEOUT:-115}" python3 snippets/bench/run.py attention --compile-runs 0 \
+timeout "${ATTENTION_TIMEOUT:-120}" python3 snippets/bench/run.py attention --compile-runs 0 \
     --warmup 1 --min-sample 0.005 --output "$out" > "$RESULTS_DIR/attention-run.txt" 2>&1 || status=1
 if [ ! -s "$out" ] && [ -s "${out%.json}.partial.json" ]; then  # cut short: keep what it measured
     timeout 10 python3 snippets/bench/run.py attention --finish --output "$out" \
