@@ -2,7 +2,8 @@
 
 Run as a program, in a process started with TRITON_INTERPRET=1 (Triton reads it when it is
 imported): python tests/triton_host.py M N K  prints the kernel's relative error against
-float64 and its bound, then the error with a broken input.
+float64 and its bound, then the error with a broken input; python tests/triton_host.py attention
+B H N D CAUSAL  does the same for snippets/attention/attention_triton.py (CAUSAL: 0 or 1).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-SNIPPET = Path(__file__).resolve().parents[1] / "snippets" / "matmul" / "matmul_triton.py"
+SNIPPETS = Path(__file__).resolve().parents[1] / "snippets"
+SNIPPET = SNIPPETS / "matmul" / "matmul_triton.py"
 
 
 class HostTensor:
@@ -60,10 +62,15 @@ class HostTensor:
         return self.array.shape
 
 
+def lesson(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def main(m: int, n: int, k: int) -> None:
-    spec = importlib.util.spec_from_file_location("matmul_triton", SNIPPET)
-    mt = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mt)
+    mt = lesson(SNIPPET)
     rng = np.random.default_rng(1)
     a = rng.uniform(-1, 1, (m, k)).astype(np.float32)
     b = rng.uniform(-1, 1, (k, n)).astype(np.float32)
@@ -75,5 +82,22 @@ def main(m: int, n: int, k: int) -> None:
     print(mt.relative_error(c, ref), mt.tolerance("fp32", k), mt.relative_error(broken, ref))
 
 
+def attention(b: int, h: int, n: int, d: int, causal: int) -> None:
+    at = lesson(SNIPPETS / "attention" / "attention_triton.py")
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((b, h, n, d)).astype(np.float32) for _ in range(3))
+    want = at.reference(q, k, v, bool(causal))
+    errors = []
+    for key in (k, np.zeros_like(k)):  # the second: zero keys, every score equal (a broken input)
+        o = np.full_like(q, np.nan)
+        at.attention_into(HostTensor(q), HostTensor(key), HostTensor(v), HostTensor(o),
+                          bool(causal))
+        errors.append(at.relative_error(o, want))
+    print(errors[0], at.tolerance("fp32"), errors[1])
+
+
 if __name__ == "__main__":
-    main(*map(int, sys.argv[1:4]))
+    if sys.argv[1] == "attention":
+        attention(*map(int, sys.argv[2:7]))
+    else:
+        main(*map(int, sys.argv[1:4]))
