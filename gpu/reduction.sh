@@ -1,23 +1,58 @@
 #!/usr/bin/env bash
-# Reductions on a GPU machine: the CUDA C build report, the benchmark runner (two rounds of every
-# sum against the read-only kernels, the softmax against a copy) and, with REDUCE_NCU=1, Nsight
-# Compute on five CUDA C kernels. Writes into $RESULTS_DIR:
+# Reductions on a GPU machine: the CUDA C build reports, the lessons' own checks, the benchmark
+# runner (two rounds of every sum against the read-only kernels; softmax and RMSNorm against a
+# copy), then Nsight Compute on the row kernels and, with REDUCE_NCU=1, on five sum kernels.
+# Within 180 s in all. Writes into $RESULTS_DIR:
 #   reduction-h200.json    results file           (-> docs/data/reduction-h200.json)
 #   reduction-run.txt      what the runner printed
 #   reduction-build.txt    nvcc -Xptxas -v: registers, shared memory, spills per kernel
-#   reduction-ncu.txt      with REDUCE_NCU=1: ncu's throughput sections (--clock-control none)
+#   reduction-lesson.txt   reduce.cu's and rows.cu's own checks
+#   reduction-rows-ncu.txt ncu on softmax_rows<256> and rmsnorm_rows<256>, 8192 rows: DRAM bytes
+#                          read and written, throughput, duration (-> tools/structure_logs.py
+#                          -> docs/data/reduction-rows-ncu-h200.json)
+#   reduction-ncu.txt      with REDUCE_NCU=1: ncu's throughput sections on the sums
 # REDUCE_CASES=a,b limits the runner to those cases (default: every default case).
 source "$(dirname "$0")/lib/prelude.sh"  # set -u, cd to the root, RESULTS_DIR, step
 
-step "compile the CUDA C version for Hopper"
-timeout 120 nvcc -O3 -arch=sm_90 -Xptxas -v -o build/reduce snippets/reduction/reduce.cu \
-    > "$RESULTS_DIR/reduction-build.txt" 2>&1 || { status=1; cat "$RESULTS_DIR/reduction-build.txt"; }
-step "the CUDA C lesson's own check of each kernel"
-timeout 60 ./build/reduce 2>&1 | tee "$RESULTS_DIR/reduction-lesson.txt" || status=1
+step "compile the CUDA C lessons for Hopper"
+: > "$RESULTS_DIR/reduction-build.txt"
+for lesson in reduce rows; do
+    timeout 60 nvcc -O3 -arch=sm_90 -Xptxas -v -o "build/$lesson" "snippets/reduction/$lesson.cu" \
+        >> "$RESULTS_DIR/reduction-build.txt" 2>&1 || { status=1; tail -5 "$RESULTS_DIR/reduction-build.txt"; }
+done
+grep -A2 -E "Compiling entry function '_Z1[0-9](softmax|rmsnorm)_rows" "$RESULTS_DIR/reduction-build.txt" \
+    | grep -E "entry|registers|spill"
+step "the CUDA C lessons' own check of each kernel"
+for lesson in reduce rows; do
+    timeout 30 "./build/$lesson" 2>&1 | tee -a "$RESULTS_DIR/reduction-lesson.txt" || status=1
+done
+
+step "the benchmark runner: every sum, two rounds; softmax and RMSNorm"
+cases=()
+[ -n "${REDUCE_CASES:-}" ] && cases=(--cases "$REDUCE_CASES")
+timeout "${REDUCE_TIMEOUT:-140}" python3 snippets/bench/run.py reduction ${cases[@]+"${cases[@]}"} \
+    --compile-runs 1 --output "$RESULTS_DIR/reduction-h200.json" > "$RESULTS_DIR/reduction-run.txt" 2>&1 \
+    || status=1
+tail -40 "$RESULTS_DIR/reduction-run.txt"
+
+# Optional: a failing profile is logged and the results above stand.
+step "Nsight Compute: one launch each of softmax_rows<256> and rmsnorm_rows<256> (8192 rows)"
+timeout 20 nvcc -O3 -arch=sm_90 -DLESSON='"../reduction/rows.cu"' -o build/bench-rows-sm90 \
+    snippets/bench/runner.cu || echo "the runner for ncu did not build"
+for kernel in softmax rmsnorm; do
+    timeout 12 ncu --clock-control none --print-kernel-base function --section SpeedOfLight \
+        --section LaunchStats --section Occupancy \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+        -k "regex:^${kernel}_rows" -c 1 ./build/bench-rows-sm90 --kernel "cuda_c_${kernel}_256" \
+        --repeats 10 --budget 0.05 8192 >> "$RESULTS_DIR/reduction-rows-ncu.txt" 2>&1 \
+        || echo "ncu on $kernel failed (see reduction-rows-ncu.txt)"
+done
+grep -E "^  [a-z_0-9]+ \(|Duration|DRAM Throughput|dram__bytes|Achieved Occupancy|==ERROR" \
+    "$RESULTS_DIR/reduction-rows-ncu.txt" | head -20
 
 if [ "${REDUCE_NCU:-0}" = 1 ]; then
-    step "Nsight Compute: one launch of each of five kernels (2^25 floats)"
-    timeout 120 nvcc -O3 -arch=sm_90 -DLESSON='"../reduction/reduce.cu"' -o build/bench-reduce \
+    step "Nsight Compute: one launch of each of five sum kernels (2^25 floats)"
+    timeout 60 nvcc -O3 -arch=sm_90 -DLESSON='"../reduction/reduce.cu"' -o build/bench-reduce \
         snippets/bench/runner.cu || status=1
     for kernel in sum_shared sum_shuffle sum_vector sum_one_pass read_one_float4; do
         timeout 60 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
@@ -27,12 +62,4 @@ if [ "${REDUCE_NCU:-0}" = 1 ]; then
     grep -E "^  [a-z_0-9]+\(|Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|error" \
         "$RESULTS_DIR/reduction-ncu.txt" | head -40
 fi
-
-step "the benchmark runner: every sum, two rounds; the softmax"
-cases=()
-[ -n "${REDUCE_CASES:-}" ] && cases=(--cases "$REDUCE_CASES")
-timeout "${REDUCE_TIMEOUT:-240}" python3 snippets/bench/run.py reduction ${cases[@]+"${cases[@]}"} \
-    --compile-runs 1 --output "$RESULTS_DIR/reduction-h200.json" > "$RESULTS_DIR/reduction-run.txt" 2>&1 \
-    || status=1
-tail -40 "$RESULTS_DIR/reduction-run.txt"
 exit $status
