@@ -7,9 +7,11 @@
 #   reduction-run.txt      what the runner printed
 #   reduction-build.txt    nvcc -Xptxas -v: registers, shared memory, spills per kernel
 #   reduction-lesson.txt   reduce.cu's and rows.cu's own checks
-#   reduction-rows-ncu.txt ncu on softmax_rows<256> and rmsnorm_rows<256>, 8192 rows: DRAM bytes
-#                          read and written, throughput, duration (-> tools/structure_logs.py
-#                          -> docs/data/reduction-rows-ncu-h200.json)
+#   reduction-rows-ncu-h200.txt   ncu on softmax_rows<256> and rmsnorm_rows<256>, 8192 rows: DRAM
+#                          bytes read and written, throughput, duration, occupancy
+#                          (-> docs/data/reduction-rows-ncu-h200.txt)
+#   reduction-rows-ncu-h200.json  the same, structured by tools/structure_logs.ncu_profiles
+#                          (-> docs/data/reduction-rows-ncu-h200.json)
 #   reduction-ncu.txt      with REDUCE_NCU=1: ncu's throughput sections on the sums
 # REDUCE_CASES=a,b limits the runner to those cases (default: every default case).
 source "$(dirname "$0")/lib/prelude.sh"  # set -u, cd to the root, RESULTS_DIR, step
@@ -39,16 +41,24 @@ tail -40 "$RESULTS_DIR/reduction-run.txt"
 step "Nsight Compute: one launch each of softmax_rows<256> and rmsnorm_rows<256> (8192 rows)"
 timeout 20 nvcc -O3 -arch=sm_90 -DLESSON='"../reduction/rows.cu"' -o build/bench-rows-sm90 \
     snippets/bench/runner.cu || echo "the runner for ncu did not build"
+ncu_metrics=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,\
+dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
 for kernel in softmax rmsnorm; do
-    timeout 12 ncu --clock-control none --print-kernel-base function --section SpeedOfLight \
-        --section LaunchStats --section Occupancy \
-        --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
-        -k "regex:^${kernel}_rows" -c 1 ./build/bench-rows-sm90 --kernel "cuda_c_${kernel}_256" \
-        --repeats 10 --budget 0.05 8192 >> "$RESULTS_DIR/reduction-rows-ncu.txt" 2>&1 \
-        || echo "ncu on $kernel failed (see reduction-rows-ncu.txt)"
-done
-grep -E "^  [a-z_0-9]+ \(|Duration|DRAM Throughput|dram__bytes|Achieved Occupancy|==ERROR" \
-    "$RESULTS_DIR/reduction-rows-ncu.txt" | head -20
+    timeout 12 ncu --clock-control none --metrics "$ncu_metrics" -k "regex:${kernel}_rows" -c 1 \
+        ./build/bench-rows-sm90 --kernel "cuda_c_${kernel}_256" --repeats 10 --budget 0.05 8192 2>&1 |
+        grep -E "${kernel}_rows|^ +[a-z0-9_]+__|==ERROR" || echo "ncu failed for $kernel (exit $?)"
+done > "$RESULTS_DIR/reduction-rows-ncu-h200.txt"
+cat "$RESULTS_DIR/reduction-rows-ncu-h200.txt"
+timeout 20 python3 - "$RESULTS_DIR" <<'PY' || echo "no ncu figures to structure"
+import json, sys
+from pathlib import Path
+sys.path.insert(0, "tools")
+from structure_logs import ncu_profiles  # the one parser of ncu --metrics reports
+raw = Path(sys.argv[1]) / "reduction-rows-ncu-h200.txt"
+rows = [{"kernel": k, "metrics": m} for k, m in ncu_profiles(raw.read_text())]
+if rows:
+    raw.with_suffix(".json").write_text(json.dumps({"raw": raw.name, "rows": rows}, indent=1) + "\n")
+PY
 
 if [ "${REDUCE_NCU:-0}" = 1 ]; then
     step "Nsight Compute: one launch of each of five sum kernels (2^25 floats)"
