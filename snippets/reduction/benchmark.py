@@ -13,6 +13,7 @@ from reduce_common import error_bound, exact_sum, make_input
 
 LARGE = 2**28
 ROWS, COLS = 2**15, 4096  # softmax and RMSNorm: 32768 rows of 4096 float32 (512 MiB)
+# --8<-- [start:register]
 reported = partial(Variant, runs=False)  # a row that a CUDA C table's program reports
 STEPS = (("atomic", "`atomic.add` per element", "`atomicAdd` per element"),  # Numba's, CUDA C's
          ("shared", "shared-memory tree", "shared-memory tree"), ("shuffle", "warp shuffles", "warp shuffles"),
@@ -20,9 +21,6 @@ STEPS = (("atomic", "`atomic.add` per element", "`atomicAdd` per element"),  # N
          ("one_pass", "one pass, last block finishes", "one pass, last block finishes"))
 SOFTMAX = {"numba_softmax": ("three_pass", "three passes"), "numba_softmax_held": ("held",  # version,
            "row held in registers"), "numba_softmax_vector": ("vector", "held, 16-byte loads")}  # label
-
-
-# --8<-- [start:register]
 VARIANTS = {
     **{f"numba_{k}": Variant(f"Numba, {label}", step=str(i), measure=OnDevice(  # the sum: a 1-array
         "numba", "reduce_numba:total", (k,), out=(1,))) for i, (k, label, _) in enumerate(STEPS, 1)},
