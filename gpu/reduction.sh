@@ -32,7 +32,7 @@ done
 step "the benchmark runner: every sum, two rounds; softmax and RMSNorm"
 cases=()
 [ -n "${REDUCE_CASES:-}" ] && cases=(--cases "$REDUCE_CASES")
-timeout "${REDUCE_TIMEOUT:-140}" python3 snippets/bench/run.py reduction ${cases[@]+"${cases[@]}"} \
+timeout "${REDUCE_TIMEOUT:-145}" python3 snippets/bench/run.py reduction ${cases[@]+"${cases[@]}"} \
     --compile-runs 1 --output "$RESULTS_DIR/reduction-h200.json" > "$RESULTS_DIR/reduction-run.txt" 2>&1 \
     || status=1
 tail -40 "$RESULTS_DIR/reduction-run.txt"
@@ -44,7 +44,7 @@ timeout 20 nvcc -O3 -arch=sm_90 -DLESSON='"../reduction/rows.cu"' -o build/bench
 ncu_metrics=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,\
 dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
 for kernel in softmax rmsnorm; do
-    timeout 12 ncu --clock-control none --metrics "$ncu_metrics" -k "regex:${kernel}_rows" -c 1 \
+    timeout 10 ncu --clock-control none --metrics "$ncu_metrics" -k "regex:${kernel}_rows" -c 1 \
         ./build/bench-rows-sm90 --kernel "cuda_c_${kernel}_256" --repeats 10 --budget 0.05 8192 2>&1 |
         grep -E "${kernel}_rows|^ +[a-z0-9_]+__|==ERROR" || echo "ncu failed for $kernel (exit $?)"
 done > "$RESULTS_DIR/reduction-rows-ncu-h200.txt"
