@@ -13,43 +13,45 @@
 #   reduction-rows-ncu-h200.json  the same, structured by tools/structure_logs.ncu_profiles
 #                          (-> docs/data/reduction-rows-ncu-h200.json)
 #   reduction-ncu.txt      with REDUCE_NCU=1: ncu's throughput sections on the sums
-# REDUCE_CASES=a,b limits the runner to those cases (default: every default case).
+# REDUCE_CASES=a,b limits the runner to those cases (default: every default case). The runner
+# gets what is left of REDUCE_BUDGET (175 s) after the steps before it, less 30 s for the ncu step.
 source "$(dirname "$0")/lib/prelude.sh"  # set -u, cd to the root, RESULTS_DIR, step
+left() { local s=$(( ${REDUCE_BUDGET:-175} - SECONDS - $1 )); echo $(( s > 5 ? s : 5 )); }
 
 step "compile the CUDA C lessons for Hopper"
 : > "$RESULTS_DIR/reduction-build.txt"
 for lesson in reduce rows; do
-    timeout 60 nvcc -O3 -arch=sm_90 -Xptxas -v -o "build/$lesson" "snippets/reduction/$lesson.cu" \
+    timeout 30 nvcc -O3 -arch=sm_90 -Xptxas -v -o "build/$lesson" "snippets/reduction/$lesson.cu" \
         >> "$RESULTS_DIR/reduction-build.txt" 2>&1 || { status=1; tail -5 "$RESULTS_DIR/reduction-build.txt"; }
 done
 grep -A2 -E "Compiling entry function '_Z1[0-9](softmax|rmsnorm)_rows" "$RESULTS_DIR/reduction-build.txt" \
     | grep -E "entry|registers|spill"
 step "the CUDA C lessons' own check of each kernel"
 for lesson in reduce rows; do
-    timeout 30 "./build/$lesson" 2>&1 | tee -a "$RESULTS_DIR/reduction-lesson.txt" || status=1
+    timeout 15 "./build/$lesson" 2>&1 | tee -a "$RESULTS_DIR/reduction-lesson.txt" || status=1
 done
 
 step "the benchmark runner: every sum, two rounds; softmax and RMSNorm"
 cases=()
 [ -n "${REDUCE_CASES:-}" ] && cases=(--cases "$REDUCE_CASES")
-timeout "${REDUCE_TIMEOUT:-145}" python3 snippets/bench/run.py reduction ${cases[@]+"${cases[@]}"} \
+timeout "$(left 30)" python3 snippets/bench/run.py reduction ${cases[@]+"${cases[@]}"} \
     --compile-runs 1 --output "$RESULTS_DIR/reduction-h200.json" > "$RESULTS_DIR/reduction-run.txt" 2>&1 \
     || status=1
 tail -40 "$RESULTS_DIR/reduction-run.txt"
 
 # Optional: a failing profile is logged and the results above stand.
 step "Nsight Compute: one launch each of softmax_rows<256> and rmsnorm_rows<256> (8192 rows)"
-timeout 20 nvcc -O3 -arch=sm_90 -DLESSON='"../reduction/rows.cu"' -o build/bench-rows-sm90 \
+timeout 15 nvcc -O3 -arch=sm_90 -DLESSON='"../reduction/rows.cu"' -o build/bench-rows-sm90 \
     snippets/bench/runner.cu || echo "the runner for ncu did not build"
 ncu_metrics=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,\
 dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
 for kernel in softmax rmsnorm; do
-    timeout 10 ncu --clock-control none --metrics "$ncu_metrics" -k "regex:${kernel}_rows" -c 1 \
+    timeout "$(( $(left 0) < 10 ? $(left 0) : 10 ))" ncu --clock-control none --metrics "$ncu_metrics" -k "regex:${kernel}_rows" -c 1 \
         ./build/bench-rows-sm90 --kernel "cuda_c_${kernel}_256" --repeats 10 --budget 0.05 8192 2>&1 |
         grep -E "${kernel}_rows|^ +[a-z0-9_]+__|==ERROR" || echo "ncu failed for $kernel (exit $?)"
 done > "$RESULTS_DIR/reduction-rows-ncu-h200.txt"
 cat "$RESULTS_DIR/reduction-rows-ncu-h200.txt"
-timeout 20 python3 - "$RESULTS_DIR" <<'PY' || echo "no ncu figures to structure"
+timeout 10 python3 - "$RESULTS_DIR" <<'PY' || echo "no ncu figures to structure"
 import json, sys
 from pathlib import Path
 sys.path.insert(0, "tools")
