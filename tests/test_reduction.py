@@ -290,3 +290,32 @@ def test_renderers_show_every_step_and_every_fp8_row():
                                         "case=gpu-1 phase=kernel group=read", "-gbs",
                                         join="top=case={case} phase=kernel group=read")
     assert share == "100.0&nbsp;%"  # the fastest read-only kernel is its own ceiling
+
+
+def test_row_renderers_name_the_best_of_ours_and_turn_ncu_bytes_into_a_rate(tmp_path):
+    import json
+    import re
+    import shutil
+
+    import renderers
+
+    (tmp_path / "data").mkdir()
+    shutil.copy(ROOT / "docs/data/reduction-h200.json", tmp_path / "data")
+    of_copy = renderers.get_value("reduction.of_copy")
+    doc = json.loads((tmp_path / "data/reduction-h200.json").read_text())
+    ours = {m["variant"] for m in doc["measurements"] if m["case"] == "softmax"
+            and m["variant"].startswith(("numba_", "cuda_c_"))
+            and doc["variants"][m["variant"]]["group"] == "softmax"}
+    shares = {v: of_copy(tmp_path, v, "softmax", path="data/reduction-h200.json") for v in ours}
+    best = of_copy(tmp_path, "best", "softmax", path="data/reduction-h200.json")
+    number = lambda text: float(re.search(r"([\d.]+)&nbsp;%", text)[1])  # noqa: E731
+    assert number(best) == max(map(number, shares.values()))
+    assert best.startswith(doc["variants"][max(shares, key=lambda v: number(shares[v]))]["label"])
+    metrics = {"dram__bytes_read.sum": 3e9, "dram__bytes_write.sum": 1e9, "gpu__time_duration.sum": 2e-3,
+               "dram__throughput.avg.pct_of_peak_sustained_elapsed": 41.5,
+               "sm__warps_active.avg.pct_of_peak_sustained_active": 97.0}
+    (tmp_path / "data/ncu.json").write_text(json.dumps({"raw": "x", "rows": [
+        {"kernel": "softmax_rows", "metrics": metrics}]}))
+    row = renderers.get("reduction_ncu")(tmp_path, "data/ncu.json").splitlines()[2]
+    assert [c.strip() for c in row.strip("| ").split("|")] == [
+        "`softmax_rows`", "3,000", "1,000", "2,000.0", "2,000", "41.5&nbsp;%", "97&nbsp;%"]
