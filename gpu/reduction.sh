@@ -7,6 +7,7 @@
 #   reduction-run.txt      what the runner printed
 #   reduction-build.txt    nvcc -Xptxas -v: registers, shared memory, spills per kernel
 #   reduction-lesson.txt   reduce.cu's and rows.cu's own checks
+#   reduction-tools.txt    the versions of nvcc, ncu, numba-cuda and PyTorch found
 #   reduction-rows-ncu-h200.txt   ncu on softmax_rows<256> and rmsnorm_rows<256>, 8192 rows: DRAM
 #                          bytes read and written, throughput, duration, occupancy
 #                          (-> docs/data/reduction-rows-ncu-h200.txt)
@@ -14,9 +15,15 @@
 #                          (-> docs/data/reduction-rows-ncu-h200.json)
 #   reduction-ncu.txt      with REDUCE_NCU=1: ncu's throughput sections on the sums
 # REDUCE_CASES=a,b limits the runner to those cases (default: every default case). The runner
-# gets what is left of REDUCE_BUDGET (175 s) after the steps before it, less 30 s for the ncu step.
+# gets what is left of REDUCE_BUDGET (175 s) after the steps before it, less 22 s for the ncu step.
 source "$(dirname "$0")/lib/prelude.sh"  # set -u, cd to the root, RESULTS_DIR, step
 left() { local s=$(( ${REDUCE_BUDGET:-175} - SECONDS - $1 )); echo $(( s > 5 ? s : 5 )); }
+
+step "what this machine has (decided at run time; logged into reduction-tools.txt)"
+{ nvcc --version | tail -1; command -v ncu >/dev/null && ncu --version | tail -1 || echo "ncu: not found"
+  timeout 10 python3 -c "from importlib.metadata import version as v
+print('numba-cuda', v('numba-cuda'), '| torch', v('torch'), '(F.rms_norm: torch 2.4 and later)')" 2>&1 | tail -1
+} | tee "$RESULTS_DIR/reduction-tools.txt"
 
 step "compile the CUDA C lessons for Hopper"
 : > "$RESULTS_DIR/reduction-build.txt"
@@ -34,7 +41,7 @@ done
 step "the benchmark runner: every sum, two rounds; softmax and RMSNorm"
 cases=()
 [ -n "${REDUCE_CASES:-}" ] && cases=(--cases "$REDUCE_CASES")
-timeout "$(left 30)" python3 snippets/bench/run.py reduction ${cases[@]+"${cases[@]}"} \
+timeout "$(left 22)" python3 snippets/bench/run.py reduction ${cases[@]+"${cases[@]}"} \
     --compile-runs 1 --output "$RESULTS_DIR/reduction-h200.json" > "$RESULTS_DIR/reduction-run.txt" 2>&1 \
     || status=1
 tail -40 "$RESULTS_DIR/reduction-run.txt"
@@ -46,6 +53,7 @@ timeout 15 nvcc -O3 -arch=sm_90 -DLESSON='"../reduction/rows.cu"' -o build/bench
 ncu_metrics=dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum,\
 dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
 for kernel in softmax rmsnorm; do
+    command -v ncu >/dev/null || { echo "ncu: not found, no profile"; break; }
     timeout "$(( $(left 0) < 10 ? $(left 0) : 10 ))" ncu --clock-control none --metrics "$ncu_metrics" -k "regex:${kernel}_rows" -c 1 \
         ./build/bench-rows-sm90 --kernel "cuda_c_${kernel}_256" --repeats 10 --budget 0.05 8192 2>&1 |
         grep -E "${kernel}_rows|^ +[a-z0-9_]+__|==ERROR" || echo "ncu failed for $kernel (exit $?)"
