@@ -21,8 +21,10 @@ left() { local s=$(( ${REDUCE_BUDGET:-175} - SECONDS - $1 )); echo $(( s > 5 ? s
 
 step "what this machine has (decided at run time; logged into reduction-tools.txt)"
 { nvcc --version | tail -1; command -v ncu >/dev/null && ncu --version | tail -1 || echo "ncu: not found"
-  timeout 10 python3 -c "from importlib.metadata import version as v
-print('numba-cuda', v('numba-cuda'), '| torch', v('torch'), '(F.rms_norm: torch 2.4 and later)')" 2>&1 | tail -1
+  for package in numba-cuda torch cupy-cuda13x; do  # rms_norm: torch 2.4 and later
+      timeout 10 python3 -c "import importlib.metadata as m, sys; print(sys.argv[1], m.version(sys.argv[1]))" \
+          "$package" 2>/dev/null || echo "$package: not installed"
+  done
 } | tee "$RESULTS_DIR/reduction-tools.txt"
 
 step "compile the CUDA C lessons for Hopper"
