@@ -33,7 +33,7 @@ for lesson in reduce rows; do
     timeout 30 nvcc -O3 -arch=sm_90 -Xptxas -v -o "build/$lesson" "snippets/reduction/$lesson.cu" \
         >> "$RESULTS_DIR/reduction-build.txt" 2>&1 || { status=1; tail -5 "$RESULTS_DIR/reduction-build.txt"; }
 done
-grep -A2 -E "Compiling entry function '_Z1[0-9](softmax|rmsnorm)_rows" "$RESULTS_DIR/reduction-build.txt" \
+grep -A3 -E "Compiling entry function '_Z1[0-9](softmax|rmsnorm)_rows" "$RESULTS_DIR/reduction-build.txt" \
     | grep -E "entry|registers|spill"
 step "the CUDA C lessons' own check of each kernel"
 for lesson in reduce rows; do
