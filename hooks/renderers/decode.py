@@ -80,7 +80,10 @@ def copy(docs_dir: Path, *, path: str) -> str:
 
 
 def cache_figures(doc: dict, batch: int) -> dict:
-    m = kernel_rows(doc, f"batch-{batch}")["eager"]
+    found = [m for m in kernel_rows(doc, f"batch-{batch}").values() if "kv_cache" in m["extra"]]
+    if not found:
+        raise ValueError(f"no step row at batch {batch} records its KV cache")
+    m = found[0]  # every step form of a batch shares one cache
     e, tokens = m["extra"], batch * m["extra"]["kv_positions"]
     return {"per_token_mib": f"{e['kv_cache'] / tokens / MIB:.3f}",
             "allocated_per_token_mib": f"{e['kv_cache_allocated'] / tokens / MIB:.3f}",
