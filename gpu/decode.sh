@@ -14,20 +14,20 @@
 source "$(dirname "$0")/lib/prelude.sh"  # set -u, cd to the root, RESULTS_DIR, step
 
 step "the lesson's check: cached decode against the full forward pass (eager, compiled)"
-(cd snippets/decode && timeout 45 python3 llama_decode.py) 2>&1 \
+(cd snippets/decode && timeout 40 python3 llama_decode.py) 2>&1 \
     | tee "$RESULTS_DIR/decode-lesson.txt" || status=1
 
 step "the benchmark runner: the copy, then every step form at batch 1, 8 and 64"
 out="$RESULTS_DIR/decode-h200.json"
-timeout "${DECODE_TIMEOUT:-115}" python3 snippets/bench/run.py decode --compile-runs 0 \
+timeout "${DECODE_TIMEOUT:-100}" python3 snippets/bench/run.py decode --compile-runs 0 \
     --output "$out" > "$RESULTS_DIR/decode-run.txt" 2>&1 || status=1
 if [ ! -f "$out" ] && [ -f "${out%.json}.partial.json" ]; then
-    timeout 20 python3 snippets/bench/run.py decode --finish --output "$out" \
+    timeout 10 python3 snippets/bench/run.py decode --finish --output "$out" \
         >> "$RESULTS_DIR/decode-run.txt" 2>&1 || status=1
 fi
 tail -30 "$RESULTS_DIR/decode-run.txt"
 
 step "bar test on the results file: the best batch-1 row against its bound"
-DECODE_RESULTS="$out" timeout 15 python3 -m pytest -q -s -o addopts="" -p no:cacheprovider \
+DECODE_RESULTS="$out" timeout 25 python3 -m pytest -q -s -o addopts="" -p no:cacheprovider \
     -m gpu tests/test_decode.py -k bar 2>&1 | tee "$RESULTS_DIR/decode-bar.txt" || status=1
 exit $status

@@ -10,7 +10,7 @@ import llama_decode as ld
 
 C, CONTEXT = ld.Config(), 1024  # 1,024 tokens in the cache; the step writes and reads one more
 model = functools.cache(lambda: ld.random_model(C, "cuda"))
-parts = functools.cache(lambda compiled: ld.compiled_parts() if compiled else ld.EAGER)  # compiled once
+layer = functools.cache(lambda compiled: ld.compiled_layer() if compiled else ld.decoder_layer)
 
 
 @per_case
@@ -24,7 +24,7 @@ def session(p):  # random keys and values at positions 0..CONTEXT-1; the cache's
     read = ld.bytes_per_step(model(), cache, p["batch"])  # 2 FLOPs a 2-byte weight a sequence
     counts = {"bytes": sum(read.values()), "flops": read["weights"] * p["batch"], "extra": {
         **read, "kv_cache_allocated": allocated, "kv_positions": CONTEXT + 1, "config": vars(C)}}
-    return {"counts": counts, "step": lambda on: functools.partial(ld.decode_step, *args, parts(on))}
+    return {"counts": counts, "step": lambda on: functools.partial(ld.decode_step, *args, layer(on))}
 
 
 def step_row(compiled: bool, graph: bool):  # the first call (compile, capture) timed apart

@@ -79,59 +79,47 @@ def rotate(x, cos, sin):
     return (x32 * cos + turned * sin).to(x.dtype)
 
 
-def qkv_step(x, layer, cos, sin, c: Config):
-    """Normalise, project to this token's query, key and value (one product), rotate q and k."""
-    b = x.shape[0]
+def decoder_layer(x, layer, k_cache, v_cache, pos, cos, sin, c: Config):
+    """One layer for this token of each sequence: x (batch, hidden) in and out."""
+    b, length, groups = x.shape[0], k_cache.shape[2], c.heads // c.kv_heads
+    # normalise; this token's query, key and value with one product; rotate q and k
     qkv = rms_norm(x, layer["attn_norm"], c.eps) @ layer["qkv"].T
     q, k, v = qkv.split([c.heads * c.head_dim, c.kv_heads * c.head_dim,
                          c.kv_heads * c.head_dim], dim=-1)
-    q = rotate(q.view(b, c.heads, c.head_dim), cos, sin)
-    k = rotate(k.view(b, c.kv_heads, c.head_dim), cos, sin)
-    return q, k, v.view(b, c.kv_heads, c.head_dim)
-
-
-def attend_and_mlp(x, q, k_cache, v_cache, pos, layer, c: Config):
-    """Attention of this token over the cache (positions after `pos` masked), the output
-    projection, then the SwiGLU MLP, each added to the residual stream x. The query heads that
-    share a key/value head are one small matrix against that head's cache, so each cached key
-    and value is read once (repeat_interleave would copy the cache 4 times over first)."""
-    b, length = x.shape[0], k_cache.shape[2]
-    groups = c.heads // c.kv_heads
-    q = q.view(b, c.kv_heads, groups, c.head_dim)
+    q = rotate(q.view(b, c.kv_heads, groups, c.head_dim), cos, sin)
+    k = rotate(k.view(b, c.kv_heads, 1, c.head_dim), cos, sin)
+    # the key and value into the cache at `pos`, in place
+    k_cache.index_copy_(2, pos, k)
+    v_cache.index_copy_(2, pos, v.view(b, c.kv_heads, 1, c.head_dim))
+    # attention over the cache, positions after `pos` masked: the query heads that share a
+    # key/value head are one small matrix against that head's cache, so each cached key and
+    # value is read once (repeat_interleave would copy the cache 4 times over first)
     scores = (q @ k_cache.transpose(-1, -2)).float() / math.sqrt(c.head_dim)
     later = torch.arange(length, device=x.device) > pos  # not yet written
     p = scores.masked_fill(later, float("-inf")).softmax(-1).to(x.dtype)
-    attn = (p @ v_cache).reshape(b, c.heads * c.head_dim)
-    x = x + attn @ layer["o"].T
+    x = x + (p @ v_cache).reshape(b, c.heads * c.head_dim) @ layer["o"].T
+    # the SwiGLU MLP: gate and up with one product
     gate, up = (rms_norm(x, layer["mlp_norm"], c.eps) @ layer["gate_up"].T).chunk(2, dim=-1)
     return x + (torch.nn.functional.silu(gate) * up) @ layer["down"].T
 # --8<-- [end:layer]
 
 
 # --8<-- [start:step]
-EAGER = (qkv_step, attend_and_mlp)
-
-
-def decode_step(model, cache, rope, tokens, pos, c: Config, parts=EAGER):
+def decode_step(model, cache, rope, tokens, pos, c: Config, layer_fn=decoder_layer):
     """Logits of the next token of each sequence: `tokens` (batch,) at position `pos` (a
     one-element tensor, so that a CUDA graph can replay the step at any position). Writes each
-    layer's key and value at `pos` into the cache. `parts`: the two halves of a layer, eager or
-    compiled; the cache write between them stays eager (an in-place write to an input)."""
-    first, second = parts
+    layer's key and value at `pos` into the cache. `layer_fn`: the layer, eager or compiled."""
     cos, sin = rope[0][pos], rope[1][pos]
     x = model["embed"][tokens]
     for layer, k_cache, v_cache in zip(model["layers"], cache["k"], cache["v"]):
-        q, k, v = first(x, layer, cos, sin, c)
-        k_cache.index_copy_(2, pos, k.unsqueeze(2))
-        v_cache.index_copy_(2, pos, v.unsqueeze(2))
-        x = second(x, q, k_cache, v_cache, pos, layer, c)
+        x = layer_fn(x, layer, k_cache, v_cache, pos, cos, sin, c)
     return rms_norm(x, model["norm"], c.eps) @ model["lm_head"].T
 
 
-def compiled_parts():
-    """The two halves of a layer compiled (one graph each, the same code for all 32 layers)."""
-    return tuple(torch.compile(f, fullgraph=True, dynamic=False)
-                 for f in (qkv_step, attend_and_mlp))
+def compiled_layer():
+    """The layer compiled: one graph, the same code for all 32 layers (one compile per batch
+    size). Inductor fuses the element-wise work and writes the cache in place."""
+    return torch.compile(decoder_layer, fullgraph=True, dynamic=False)
 
 
 def as_cuda_graph(step):
@@ -185,7 +173,7 @@ def full_forward(model, tokens, c: Config):
     return rms_norm(x, model["norm"], c.eps) @ model["lm_head"].T
 
 
-def check(c: Config, batch: int, length: int, device, dtype, parts=EAGER):
+def check(c: Config, batch: int, length: int, device, dtype, layer_fn=decoder_layer):
     """Decode `length` random tokens one at a time with the cache, and compare every step's
     logits with the full forward pass's at that position. Returns the relative error
     ||step - full|| / ||full|| over all positions; raises ValueError above TOLERANCE."""
@@ -193,7 +181,7 @@ def check(c: Config, batch: int, length: int, device, dtype, parts=EAGER):
     cache, rope = kv_cache(c, batch, length, device, dtype), rope_tables(c, length, device)
     tokens = torch.randint(0, c.vocab, (batch, length), device=device)
     steps = torch.stack([decode_step(model, cache, rope, tokens[:, i],
-                                     torch.tensor([i], device=device), c, parts)
+                                     torch.tensor([i], device=device), c, layer_fn)
                          for i in range(length)], dim=1).float()
     full = full_forward(model, tokens, c).float()
     error = ((steps - full).norm() / full.norm()).item()
@@ -215,7 +203,7 @@ if __name__ == "__main__":
     print(f"{device}, {dtype}: 12 cached steps vs full forward, relative error {error:.2e}")
     if device == "cuda":
         error = check(small, batch=3, length=12, device=device, dtype=dtype,
-                      parts=compiled_parts())
+                      layer_fn=compiled_layer())
         print(f"compiled: relative error {error:.2e}")
     print("OK: every cached step matches the full forward pass")
 # --8<-- [end:demo]
