@@ -97,10 +97,11 @@ def decoder_layer(x, layer, k_cache, v_cache, pos, cos, sin, c: Config):
     scores = (q @ k_cache.transpose(-1, -2)).float() / math.sqrt(c.head_dim)
     later = torch.arange(length, device=x.device) > pos  # not yet written
     p = scores.masked_fill(later, float("-inf")).softmax(-1).to(x.dtype)
-    x = x + (p @ v_cache).reshape(b, c.heads * c.head_dim) @ layer["o"].T
+    # the output projection added to the residual stream: addmm is x + a @ w.T in one call
+    x = torch.addmm(x, (p @ v_cache).reshape(b, c.heads * c.head_dim), layer["o"].T)
     # the SwiGLU MLP: gate and up with one product
     gate, up = (rms_norm(x, layer["mlp_norm"], c.eps) @ layer["gate_up"].T).chunk(2, dim=-1)
-    return x + (torch.nn.functional.silu(gate) * up) @ layer["down"].T
+    return torch.addmm(x, torch.nn.functional.silu(gate) * up, layer["down"].T)
 # --8<-- [end:layer]
 
 
