@@ -2,8 +2,7 @@
 large torch copy_ in the same run. Run: python snippets/bench/run.py decode   (a CUDA GPU)"""
 from bench import run  # first: its Ctrl-C handler covers the imports below
 
-import functools
-import numpy as np
+import functools, gc, numpy as np  # noqa: E401
 from bench.adapters import Custom, DeviceCopy
 from bench.registry import Benchmark, Case, Prepared, Variant, exact, per_case
 import llama_decode as ld
@@ -16,6 +15,7 @@ layer = functools.cache(lambda compiled: ld.compiled_layer() if compiled else ld
 @per_case
 def session(p):  # random keys and values at positions 0..CONTEXT-1; the cache's bytes, measured
     import torch
+    gc.collect()  # the last case's cache freed now, not inside the count below
     before = torch.cuda.memory_allocated()
     cache = ld.kv_cache(C, p["batch"], CONTEXT + 1, "cuda", new=torch.randn)
     allocated = torch.cuda.memory_allocated() - before  # what the allocator handed out for it
