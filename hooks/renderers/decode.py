@@ -26,7 +26,8 @@ def figures(doc: dict, m: dict) -> dict:
     bound = batch * copy_gbs(doc) * 1e9 / m["bytes"]
     return {"label": label(doc, m["variant"]), "batch": batch, "ms": m["median_s"] * 1e3,
             "tokens": batch / m["median_s"], "gbs": gbs(m), "bound": bound,
-            "share": batch / m["median_s"] / bound, "first_s": m["extra"]["first_call_s"]}
+            "share": batch / m["median_s"] / bound, "first_s": m["extra"]["first_call_s"],
+            "error": m["error"]["value"]}
 
 
 def steps(doc: dict, batch: int) -> list[dict]:
@@ -42,14 +43,16 @@ def batches(doc: dict) -> list[int]:
 @renderer("decode_table")
 def decode_table(docs_dir: Path, path: str) -> str:
     """Every step form at every batch: ms per step, tokens/s, GB/s read, the bound, the share of
-    it, and the first call (compile, capture) in seconds."""
+    it, the first call (compile, capture) in seconds, and the relative error of its logits
+    against the eager step's."""
     doc = load(docs_dir, path)
     rows = [[f["batch"], f["label"], f"{f['ms']:.2f}", f"{f['tokens']:,.0f}", f"{f['gbs']:,.0f}",
-             f"{f['bound']:,.0f}", f"{100 * f['share']:.1f}&nbsp;%", f"{f['first_s']:.1f}"]
+             f"{f['bound']:,.0f}", f"{100 * f['share']:.1f}&nbsp;%", f"{f['first_s']:.1f}",
+             f"{f['error']:.1g}"]
             for b in batches(doc) for f in steps(doc, b)]
     head = ["batch", "decode step", "ms per step", "tokens/s", "GB/s read", "bound, tokens/s",
-            "of the bound", "first call, s"]
-    return markdown_table(head, rows, "rlrrrrrr") + "\n"
+            "of the bound", "first call, s", "vs eager"]
+    return markdown_table(head, rows, "rlrrrrrrr") + "\n"
 
 
 FORMAT = {"label": "{}", "ms": "{:.2f}", "tokens": "{:,.0f}", "gbs": "{:,.0f}",
