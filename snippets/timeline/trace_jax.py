@@ -1,0 +1,33 @@
+"""Record the timeline of a Python program that runs on JAX (Keras with KERAS_BACKEND=jax), with
+jax.profiler, where Nsight Systems is not installed:
+
+    python snippets/timeline/trace_jax.py build/trace snippets/keras/train.py DATA --epochs 1
+
+writes build/trace/plugins/profile/<run>/perfetto_trace.json.gz (open it in ui.perfetto.dev,
+or give it to tools/timeline_trace.py) and the XPlane file TensorBoard's profiler reads."""
+import runpy
+import sys
+from pathlib import Path
+
+import jax
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3 or not Path(sys.argv[2]).is_file():
+        print("error: give a trace folder and a Python program: trace_jax.py OUT PROGRAM [ARGS]",
+              file=sys.stderr)
+        sys.exit(2)
+    out, program = sys.argv[1], sys.argv[2]
+    sys.argv = sys.argv[2:]  # the program sees its own name and arguments
+    sys.path.insert(0, str(Path(program).resolve().parent))  # as `python PROGRAM` would
+    # --8<-- [start:trace]
+    jax.profiler.start_trace(out, create_perfetto_trace=True)
+    try:
+        runpy.run_path(program, run_name="__main__")
+    except SystemExit as done:  # the program's exit code is this one's
+        code = done.code
+    else:
+        code = 0
+    finally:
+        jax.profiler.stop_trace()
+    # --8<-- [end:trace]
+    sys.exit(code)
