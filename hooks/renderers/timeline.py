@@ -90,7 +90,7 @@ def overlap_chart(docs_dir: Path, path: str, alt: str) -> str:
     ax.set_xlabel("chunks")
     ax.set_ylabel("% of the ideal (longest stage)")
     ax.grid(True, which="major")
-    ax.legend(loc="lower right", fontsize=8, ncol=2)
+    ax.legend(loc="best", fontsize=8, ncol=2)
     return svg_figure(fig, alt) + "\n"
 
 
