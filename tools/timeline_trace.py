@@ -21,6 +21,7 @@ import json
 import re
 import sqlite3
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 SYNC = re.compile(r"synchron|BlockHostUntilReady|block_until_ready|EventQuery|cudaMemcpy(?!Async)"
@@ -184,7 +185,8 @@ def main(argv: list[str] | None = None) -> int:
             traces = json.loads(args.output.read_text()).get("traces", {})
         except (OSError, ValueError, AttributeError) as exc:
             parser.error(f"cannot read {args.output} to add to it: {exc}")
-    traces[args.label] = {"source": args.trace.name, **found}
+    traces[args.label] = {"source": args.trace.name, "converted": datetime.now(timezone.utc).isoformat(
+        timespec="seconds"), **found}
     atomic_write(args.output, json.dumps({"traces": traces}, indent=1) + "\n")
     print(f"{args.output}: {args.label}: {found['kernel_count']} kernels in "
           f"{found['window_ms']:.1f} ms, idle by cause (ms) {json.dumps(found['ms'])}")
