@@ -162,7 +162,7 @@ def summarize(device: list, host: list, window: float, small_us: float, points: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bench.cli import Parser, atomic_write, output_path, positive_float
+    from bench.cli import Parser, atomic_write, output_path, positive_float, show
 
     parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("trace", type=Path, help="nsys SQLite export, or a Chrome-format trace")
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     traces[args.label] = {"source": args.trace.name, "converted": datetime.now(timezone.utc).isoformat(
         timespec="seconds"), **found}
     atomic_write(args.output, json.dumps({"traces": traces}, indent=1) + "\n")
-    print(f"{args.output}: {args.label}: {found['kernel_count']} kernels in "
+    show(f"{args.output}: {args.label}: {found['kernel_count']} kernels in "
           f"{found['window_ms']:.1f} ms, idle by cause (ms) {json.dumps(found['ms'])}")
     return 0
 
