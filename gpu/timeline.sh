@@ -59,7 +59,7 @@ if command -v nsys > /dev/null; then
 else
     echo "no nsys on PATH: jax.profiler (snippets/timeline/trace_jax.py)" | tee "$log"
     # SIGINT when time is up: train.py stops with exit 130 and trace_jax.py still writes the trace
-    timeout -s INT -k 5 "$(cap 55 17)" python3 snippets/timeline/trace_jax.py "$work/trace" "${train[@]}" >> "$log" 2>&1 \
+    timeout -s INT -k 25 "$(cap 50 40)" python3 snippets/timeline/trace_jax.py "$work/trace" "${train[@]}" >> "$log" 2>&1 \
         || status=1
     trace=$(find "$work/trace" -name 'perfetto_trace.json.gz' | head -1)
     [ -n "$trace" ] && { tool "$trace" --label train.py || status=1; }
