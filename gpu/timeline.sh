@@ -8,6 +8,7 @@
 #                             check (graphs_torch.py's functions run in run.py's graphs case)
 #   timeline-trace-h200.json  tools/timeline_trace.py on the traces below (-> docs/data/)
 #   timeline-trace.txt        how each trace was recorded, nsys stats or the tool's summaries
+#   timeline-tools.txt        the GPU, driver, nvcc, nsys (or its absence), numba, torch, jax, keras
 #   timeline-bar.txt          the bar tests on timeline-h200.json (tests/test_timeline.py -m gpu)
 # The traces: train.py from files (a small data set, KERAS_BACKEND=jax) and ./build/overlap,
 # with Nsight Systems where `nsys` is on PATH, else train.py with jax.profiler (trace_jax.py).
@@ -19,6 +20,15 @@ log="$RESULTS_DIR/timeline-trace.txt"
 deadline=$(( $(date +%s) + ${TIMELINE_SECONDS:-145} ))  # the script's whole budget
 cap() { local left=$(( deadline - $(date +%s) - ${2:-3} ));  # N [seconds kept for later steps]
     echo $(( left < $1 ? (left > 1 ? left : 1) : $1 )); }
+
+step "what this machine has (-> timeline-tools.txt)"
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  nvcc --version | tail -2; command -v nsys > /dev/null && nsys --version || echo "nsys: not on PATH"
+  timeout 10 python3 -c 'from importlib.metadata import version, PackageNotFoundError
+for m in ("numba", "numba-cuda", "numpy", "torch", "jax", "jaxlib", "keras"):
+    try: print(m, version(m))
+    except PackageNotFoundError: print(m, "not installed")'
+} 2>&1 | tee "$RESULTS_DIR/timeline-tools.txt"
 
 step "compile the CUDA C lessons for Hopper, and the runner around each (in parallel)"
 for lesson in overlap graphs; do
