@@ -10,8 +10,9 @@
 #   timeline-trace.txt        how each trace was recorded, nsys stats or the tool's summaries
 #   timeline-tools.txt        the GPU, driver, nvcc, nsys (or its absence), numba, torch, jax, keras
 #   timeline-bar.txt          the bar tests on timeline-h200.json (tests/test_timeline.py -m gpu)
-# The traces: train.py from files (a small data set, KERAS_BACKEND=jax) and ./build/overlap,
-# with Nsight Systems where `nsys` is on PATH, else train.py with jax.profiler (trace_jax.py).
+# The traces: train.py from files (a small data set, KERAS_BACKEND=jax) and a pipeline (label
+# "pipeline"): ./build/overlap with Nsight Systems where `nsys` is on PATH, else train.py and
+# overlap_numba.py with jax.profiler (trace_jax.py).
 source "$(dirname "$0")/lib/prelude.sh"  # set -u, cd to the root, RESULTS_DIR, step
 export KERAS_BACKEND=jax TF_CPP_MIN_LOG_LEVEL=2 XLA_PYTHON_CLIENT_PREALLOCATE=false
 trace_json="$RESULTS_DIR/timeline-trace-h200.json"
@@ -64,7 +65,7 @@ if command -v nsys > /dev/null; then
             "$work/$name.sqlite" 2>/dev/null | head -40 >> "$log"
     }
     { record train 50 python3 "${train[@]}" && tool "$work/train.sqlite" --label train.py; } || status=1
-    { record overlap 15 ./build/overlap && tool "$work/overlap.sqlite" --label overlap.cu --window 0.05; } \
+    { record overlap 15 ./build/overlap && tool "$work/overlap.sqlite" --label pipeline --window 0.05; } \
         || status=1
 else
     echo "no nsys on PATH: jax.profiler (snippets/timeline/trace_jax.py)" | tee "$log"
@@ -73,6 +74,11 @@ else
         || status=1
     trace=$(find "$work/trace" -name 'perfetto_trace.json.gz' | head -1)
     [ -n "$trace" ] && { tool "$trace" --label train.py || status=1; }
+    # The kernel program: Numba's pipeline, whose kernels and copies JAX's CUPTI tracer may see
+    timeout -s INT -k 10 "$(cap 25 25)" python3 snippets/timeline/trace_jax.py "$work/trace-pipeline" \
+        snippets/timeline/overlap_numba.py 16777216 >> "$log" 2>&1 || status=1
+    trace=$(find "$work/trace-pipeline" -name 'perfetto_trace.json.gz' | head -1)
+    [ -n "$trace" ] && { tool "$trace" --label pipeline --window 0.05 || status=1; }
 fi
 [ -f "$trace_json" ] || status=1
 
