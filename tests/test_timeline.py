@@ -193,6 +193,9 @@ def made_docs(tmp_path_factory, registry):
               "--output", docs / "data/timeline-trace-h200.json", "--window", "0.0015",
               env={**os.environ, "PYTHONPATH": str(SNIPPETS)})
     assert got.returncode == 0, got.stderr
+    got = run([sys.executable, TOOL], tmp / "t.json.gz", "--label", "pipeline", "--add", "--output",
+              docs / "data/timeline-trace-h200.json", env={**os.environ, "PYTHONPATH": str(SNIPPETS)})
+    assert got.returncode == 0, got.stderr
     return docs
 
 
