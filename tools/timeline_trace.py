@@ -26,8 +26,8 @@ from pathlib import Path
 
 SYNC = re.compile(r"synchron|BlockHostUntilReady|block_until_ready|EventQuery|cudaMemcpy(?!Async)"
                   r"|cuMemcpyDtoH(?!Async)|TransferFromDevice|ToLiteral", re.I)
-INPUT = re.compile(r"input|iterator|__next__|next_batch|data.?load|load_images|decode|(?-i:PIL)|prefetch"
-                   r"|numpy_iterator|get_batch", re.I)
+INPUT = re.compile(r"input|iterator|__next__|next_batch|data.?load|load_images|decode|(?-i:PIL)"
+                   r"|prefetch|get_batch", re.I)
 CAUSES = ("input", "host Python", "synchronisation", "small kernels")
 
 
@@ -67,27 +67,35 @@ def _intervals_chrome(path: Path) -> tuple[list, list]:
     events = doc.get("traceEvents", []) if isinstance(doc, dict) else doc
     if not isinstance(events, list):
         raise ValueError(f"{path} holds no traceEvents list")
-    process = {e.get("pid"): str(e.get("args", {}).get("name", "")) for e in events
-               if isinstance(e, dict) and e.get("ph") == "M" and e.get("name") == "process_name"}
+    meta = [e for e in events if isinstance(e, dict) and e.get("ph") == "M"]
+    process = {e.get("pid"): str(e.get("args", {}).get("name", "")) for e in meta
+               if e.get("name") == "process_name"}
+    thread = {(e.get("pid"), e.get("tid")): str(e.get("args", {}).get("name", "")) for e in meta
+              if e.get("name") == "thread_name"}
+    # JAX's device rows: "Stream #N" hold the work; "XLA Modules", "XLA Ops" and the like are
+    # spans drawn over it, and would hide every gap.
+    streams = {pid for (pid, _), name in thread.items() if name.startswith("Stream")}
     device, host = [], []
     for e in events:
         if not isinstance(e, dict) or e.get("ph") != "X" or "dur" not in e:
             continue
         start, end, name = e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6, str(e.get("name", "?"))
-        cat = str(e.get("cat", "")).lower()
-        on_gpu = cat in ("kernel", "gpu_memcpy", "gpu_memset") or "/device:gpu" in \
-            process.get(e.get("pid"), "").lower()
-        if on_gpu:
+        cat, pid = str(e.get("cat", "")).lower(), e.get("pid")
+        if cat in ("kernel", "gpu_memcpy", "gpu_memset") or \
+                "/device:gpu" in process.get(pid, "").lower():
+            if pid in streams and not thread.get((pid, e.get("tid")), "").startswith("Stream"):
+                continue
             copy = "memcpy" in cat or "memset" in cat or re.search(r"memcpy|memset", name, re.I)
             device.append([start, end, "copy" if copy else "kernel", name])
-        else:
+        elif cat != "gpu_user_annotation":  # PyTorch's ranges drawn on the device's rows
             host.append([start, end, name])
     return device, host
 
 
 def read_trace(path: Path) -> tuple[list, list]:
     if not path.is_file():
-        raise ValueError(f"trace {path} does not exist" if not path.exists() else f"{path} is not a file")
+        raise ValueError(f"trace {path} does not exist" if not path.exists()
+                         else f"{path} is not a file")
     try:
         with open(path, "rb") as f:
             sqlite = f.read(16).startswith(b"SQLite format 3")

@@ -79,12 +79,14 @@ def overlap_chart(docs_dir: Path, path: str, alt: str) -> str:
     for key, m in pipelines(doc).items():
         extra = m.get("extra", {})
         lib = "Numba" if key.startswith("numba") else "CUDA C"
-        lines.setdefault((lib, extra["streams"]), []).append((extra["chunks"], 100 * ideal / m["median_s"]))
+        share = 100 * ideal / m["median_s"]
+        lines.setdefault((lib, extra["streams"]), []).append((extra["chunks"], share))
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for (lib, streams), pts in sorted(lines.items()):
         pts.sort()
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o" if lib == "CUDA C" else "x",
-                ls="-" if lib == "CUDA C" else ":", ms=5, label=f"{lib}, {streams} stream{'s' * (streams > 1)}")
+                ls="-" if lib == "CUDA C" else ":", ms=5,
+                label=f"{lib}, {streams} stream{'s' * (streams > 1)}")
     ax.axhline(100, color="grey", lw=1)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("chunks")
@@ -141,9 +143,8 @@ def trace_chart(docs_dir: Path, path: str, name: str, alt: str) -> str:
 
     t = trace_of(docs_dir, path, name)
     fig, ax = plt.subplots(figsize=(7, 2.6))
-    bands = [("kernels", t["kernels"], WORK["kernels"], 1.0), ("copies", t["copies"], WORK["copies"], 0.0)]
-    for what, spans, colour, y in bands:
-        ax.broken_barh([(s, e - s) for s, e, *_ in spans], (y, 0.8), color=colour)
+    for what, y in (("kernels", 1.0), ("copies", 0.0)):
+        ax.broken_barh([(s, e - s) for s, e, *_ in t[what]], (y, 0.8), color=WORK[what])
     for s, e, why in t["gaps"]:
         ax.broken_barh([(s, e - s)], (2.0, 0.8), color=CAUSES[why])
     ax.set_yticks([0.4, 1.4, 2.4], ["copies", "kernels", "idle"])
@@ -161,7 +162,7 @@ def idle_table(docs_dir: Path, path: str, names: str) -> str:
     """Milliseconds of each trace's window: computing, copying, and idle by cause."""
     traces = [(n, trace_of(docs_dir, path, n)) for n in names.split(",")]
     what = ["kernels", "copies", *CAUSES]
-    out = [[w if w in WORK else f"idle: {w}", *(f"{t['ms'][w]:.2f} ({100 * t['ms'][w] / t['window_ms']:.0f} %)"
-                                               for _, t in traces)] for w in what]
+    cell = lambda t, w: f"{t['ms'][w]:.2f} ({100 * t['ms'][w] / t['window_ms']:.0f} %)"  # noqa: E731
+    out = [[w if w in WORK else f"idle: {w}", *(cell(t, w) for _, t in traces)] for w in what]
     return markdown_table(["ms of the window", *(f"`{n}`" for n, _ in traces)], out,
                           "l" + "r" * len(traces)) + "\n"
