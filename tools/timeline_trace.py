@@ -27,7 +27,7 @@ from pathlib import Path
 SYNC = re.compile(r"synchron|BlockHostUntilReady|block_until_ready|EventQuery|cudaMemcpy(?!Async)"
                   r"|cuMemcpyDtoH(?!Async)|TransferFromDevice|ToLiteral", re.I)
 INPUT = re.compile(r"input|iterator|__next__|next_batch|data.?load|load_images|decode|(?-i:PIL)"
-                   r"|prefetch|get_batch", re.I)
+                   r"|prefetch|get_batch|data_adapter", re.I)
 CAUSES = ("input", "host Python", "synchronisation", "small kernels")
 
 
