@@ -127,10 +127,11 @@ def middle_window(device: list, window: float) -> tuple[float, float]:
 
 
 def cause(gap: tuple[float, float], host: list, small_s: float) -> str:
-    """What the host did while the device sat idle: its innermost ranges decide."""
+    """What the host did while the device sat idle: its ranges of about the gap's length decide
+    (a range ten times longer is the context, an epoch or the whole run, not the cause)."""
     s, e = gap
     during = sorted((he - hs, min(he, e) - max(hs, s), name) for hs, he, name in host
-                    if hs < e and he > s)  # innermost (shortest) first
+                    if hs < e and he > s and he - hs <= 10 * (e - s))  # not a whole epoch's range
     if sum(d for _, d, name in during if SYNC.search(name)) >= 0.5 * (e - s):
         return "synchronisation"
     if any(INPUT.search(name) for _, _, name in during[:5]):
