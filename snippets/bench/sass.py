@@ -76,11 +76,13 @@ def dump(bench) -> str:
     from numba.cuda.dispatcher import CUDADispatcher
 
     def kernels() -> dict:  # every kernel (not device function) of a loaded module: its overloads
-        found = {}
+        found = {}   # held by a name, or in a table of them ({name: (kernel, ...)}, as KERNELS)
         for module in list(sys.modules.values()):
             for value in list(getattr(module, "__dict__", {}).values()):
-                if isinstance(value, CUDADispatcher) and not value.targetoptions.get("device"):
-                    found[id(value)] = (value, set(value.overloads))
+                rows = list(value.values()) if isinstance(value, dict) else []
+                for item in (value, *rows, *(x for row in rows if isinstance(row, tuple) for x in row)):
+                    if isinstance(item, CUDADispatcher) and not item.targetoptions.get("device"):
+                        found[id(item)] = (item, set(item.overloads))
         return found
     parts = []
     for key in bench.runnable():

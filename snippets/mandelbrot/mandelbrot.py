@@ -120,7 +120,7 @@ if config.ENABLE_CUDASIM:
         return a * b + c
     fma32 = fma64
     # the chunked kernels overflow to inf on purpose, silently on a GPU, with a warning here
-    warnings.filterwarnings("ignore", "overflow|invalid value", RuntimeWarning)
+    warnings.filterwarnings("ignore", ".*(overflow|invalid value)", RuntimeWarning)
 
     def bits64(value):
         return int(np.float64(value).view(np.int64))
