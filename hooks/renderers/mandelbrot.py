@@ -104,11 +104,11 @@ def ceiling(docs_dir: Path, path: str, specs: str, loops: str) -> str:
 
 PROFILE = [  # (row heading, how a variant's figure is made from its ncu metrics)
     ("Warp instructions per iteration", lambda n, it: n["smsp__inst_executed.sum"] / it),
-    ("FP32 pipe instructions per iteration", lambda n, it: n["sm__inst_executed_pipe_fma.sum"] / it),
+    ("FMA pipe (FP32) instructions per iteration", lambda n, it: n["sm__inst_executed_pipe_fma.sum"] / it),
     ("FP64 pipe instructions per iteration", lambda n, it: n["sm__inst_executed_pipe_fp64.sum"] / it),
     ("Integer (ALU) instructions per iteration", lambda n, it: n["sm__inst_executed_pipe_alu.sum"] / it),
     ("Issue slots busy", lambda n, it: n["smsp__issue_active.avg.per_cycle_active"]),
-    ("FP32 pipe busy", lambda n, it: n["sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"] / 100),
+    ("FMA pipe (FP32) busy", lambda n, it: n["sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active"] / 100),
     ("FP64 pipe busy", lambda n, it: n["sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active"] / 100),
     ("Achieved occupancy", lambda n, it: n["sm__warps_active.avg.pct_of_peak_sustained_active"] / 100),
     ("Registers per thread", lambda n, it: n["launch__registers_per_thread"]),
