@@ -93,10 +93,11 @@ def test_the_registry_builds_the_sweep_or_the_pick(monkeypatch):
     assert list(tune.VARIANTS) == [f"{k}/{c}" for k in ("cuda_f64_chunk", "cuda_f32_chunk")
                                    for c in bm.SWEEP]
     assert mb.KERNELS["cuda_f32_chunk/k16_16x16"][1:] == (np.float32, (16, 16))
+    assert tune.VARIANTS["cuda_f32_chunk/k16_16x16"].label == "Numba CUDA float32, chunked, k = 16, 16 x 16"
     monkeypatch.delenv("MANDELBROT_TUNE")
     picked = registry(MANDELBROT_PICKED="cuda_f64_chunk=k16_16x16,cuda_f32_chunk=k4_8x16")
-    assert picked.VARIANTS["cuda_f64_chunk"].label == "Numba CUDA float64, a test every 16, 16 x 16"
-    assert picked.VARIANTS["cuda_f32_chunk"].label == "Numba CUDA float32, a test every 4, 8 x 16"
+    assert picked.VARIANTS["cuda_f64_chunk"].label == "Numba CUDA float64, chunked"
+    assert picked.VARIANTS["cuda_f32_chunk"].label == "Numba CUDA float32, chunked"
     assert mb.KERNELS["cuda_f64_chunk"][2] == (16, 16)
 
 
@@ -412,11 +413,15 @@ def test_ceiling_table_and_bar(tmp_path, mandelbrot_renderers, kernel_s, of_bar)
     text = mandelbrot_renderers.get("mandelbrot_ceiling")(
         docs, path="data/r.json", specs="data/specs.json", loops="data/loops.json")
     # plain kernel: 9 FP64 of 12 instructions: pipe 34e12 / 2 / 9, issue 67e12 / 2 / 12; 1e10 / 0.01 s
-    assert ("| Numba CUDA float64 | 1 | 5 DADD + 3 DMUL + 1 DSETP | 9 FP64 | 3 | 1.89e12 | 2.79e12 "
-            "| FP64 pipe | 1e12 | 53% | 50.0% |") in text
+    assert "| Numba CUDA float64 | 9 FP64 | 3 | 1.89e12 | 2.79e12 | FP64 pipe | 1e12 | 53% | 50.0% |" in text
     # the chunked float32 kernel: 7 FP32 of 7.5 instructions, bound by the issue (67e12 / 2 / 7.5)
     assert ("| 7 FP32 | 0.5 | 4.79e12 | 4.47e12 | issue | " + f"{2e10 / kernel_s:.3g}".replace("e+", "e")) in text
     assert text.count("\n| Numba") == 2  # the plain float64 and chunked float32 have their loops here
+    mix = mandelbrot_renderers.get("mandelbrot_mix")(docs, path="data/r.json", loops="data/loops.json")
+    assert "| Opcode | Numba CUDA float64 | Numba CUDA float32, chunked |" in mix
+    assert "| Iterations per trip | 1 | 4 |" in mix  # then the float opcodes, then the rest:
+    assert mix.index("| `FSETP` |") < mix.index("| `BRA` | 2 | 0.25 |") < mix.index("| `IADD3` | 1 | 0.25 |")
+    assert "| `DMUL` | 3 |  |" in mix and "| `FMUL` |  | 3.5 |" in mix
     value = mandelbrot_renderers.get_value
     assert value("mandelbrot.of_bar")(docs, path="data/r.json") == of_bar
     assert value("mandelbrot.bar")(docs) == "2.1e12"
@@ -431,10 +436,51 @@ def test_profile_table_per_warp_iteration(tmp_path, mandelbrot_renderers):
     text = mandelbrot_renderers.get("mandelbrot_profile")(docs, path="data/r.json",
                                                           ncu="data/ncu.json")
     assert text.count("\n| ") == 1 + 9 + 8  # the header, a row per figure and per stall reason
-    assert "|  | Numba CUDA float32 | Numba CUDA float64, a test every 8, 8 x 16 |" in text
+    assert "|  | Numba CUDA float32 | Numba CUDA float64, chunked |" in text
     # 10^8 warp-iterations on the deep case: 15e8 instructions are 15 per iteration
     assert "| Warp instructions per iteration | 15 | 30 |" in text
     assert "| FP64 pipe busy | 0% | 90% |" in text and "| Stall: math pipe throttle | 0.50 | 0.50 |" in text
+
+
+def test_picked_names_the_fastest_candidate_of_the_tuning_run(tmp_path, mandelbrot_renderers):
+    from bench import results
+
+    def row(variant, seconds):
+        return results.measurement("large", variant, "gpu", "kernel", {
+            "median_s": seconds, "min_s": seconds, "max_s": seconds, "repeats": 10, "clock": "cuda",
+            "spread": 1.0}, params={"width": 6144, "height": 4096, "iterations": 1000},
+            work={"pixel_iterations": 10**10}, calls_per_sample=1)
+    names = {f"cuda_f64_chunk/{c}": {"label": f"Numba CUDA float64, chunked, {c}", "device": "gpu"}
+             for c in ("k4", "k8", "k16")}
+    (tmp_path / "data").mkdir()
+    results.write_results(tmp_path / "data/t.json", "mandelbrot", {
+        "date": "2026-12-06T00:00:00+00:00", "command": "x", "host": {"cpu": "c", "cores": 1},
+        "libraries": {}, "gpus": []}, [row("cuda_f64_chunk/k4", 3.0), row("cuda_f64_chunk/k8", 2.0),
+                                       row("cuda_f64_chunk/k16", 2.5)], variants=names)
+    picked = mandelbrot_renderers.get_value("mandelbrot.picked")
+    assert picked(tmp_path, "cuda_f64_chunk", path="data/t.json") == "k8"
+
+
+def test_predictions_name_each_kernel_by_its_label(tmp_path, mandelbrot_renderers):
+    import shutil
+
+    docs = synthetic_results(tmp_path, 0.005)
+    shutil.copy(ROOT / "docs/data/mandelbrot-predictions.csv", docs / "data")
+    text = mandelbrot_renderers.get("mandelbrot_predictions")(docs, path="data/r.json")
+    assert text.count("\n| Numba CUDA") == 4 and "| Numba CUDA float64, tuned | bound by the FP64 pipe" in text
+    with (docs / "data/mandelbrot-predictions.csv").open("a") as csv:
+        csv.write('cuda_f16,"a kernel the registry does not have"\n')
+    with pytest.raises(KeyError, match="cuda_f16"):
+        mandelbrot_renderers.get("mandelbrot_predictions")(docs, path="data/r.json")
+
+
+def test_chart_leaves_out_what_it_is_told_and_no_more(tmp_path, mandelbrot_renderers):
+    docs = synthetic_results(tmp_path, 0.005)
+    chart = mandelbrot_renderers.get("mandelbrot_chart")
+    alt = chart(docs, path="data/r.json", case="large", alt="Bars.", without="cuda_f64")
+    assert "Numba CUDA float64:" not in alt and "Numba CUDA float64, chunked" in alt
+    with pytest.raises(ValueError, match="no such variant"):
+        chart(docs, path="data/r.json", case="large", alt="Bars.", without="cuda_f64_fats")
 
 
 def page_table(docs, path, case, where="render mandelbrot_case {} "):
@@ -451,7 +497,7 @@ def test_values_and_tables_read_labels_from_the_file(tmp_path, mandelbrot_render
     docs = synthetic_results(tmp_path, 0.005, spread=1.5)
     value, path = mandelbrot_renderers.get_value, "data/r.json"
     table = page_table(docs, path, "large")
-    assert table.count("\n| Numba") == 5 and "| 400 |" in table and "8 x 16, end to end" in table
+    assert table.count("\n| Numba") == 5 and "| 400 |" in table and "chunked, end to end" in table
     summary = page_table(docs, path, "", "render mandelbrot_summary{}")
     assert "| `large` | 6144 x 4096 pixels, 1000 iterations | Numba @njit(parallel=True): 2 s | " \
            "5 ms | 400 | 50 ms | 40 | 2e12 |" in summary

@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from . import load_json, markdown_table, renderer, svg_figure, value
+from . import load_json, markdown_table, read_csv, renderer, svg_figure, value
 from .run_details import load
 from .table import SPECS, cell, pick, table
 
@@ -20,19 +20,23 @@ fmt_time, fmt_rate = SPECS["time"], SPECS["sig"]
 
 
 @renderer("mandelbrot_chart")
-def chart(docs_dir: Path, path: str, case: str, alt: str) -> str:
-    """Time per run and speed-up over the best CPU variant; `alt` (the page's words) is followed
-    by each bar's time."""
+def chart(docs_dir: Path, path: str, case: str, alt: str, without: str = "") -> str:
+    """Time per run and speed-up over the best CPU variant, less the variants `without` names
+    (comma-separated); `alt` (the page's words) is followed by each bar's time."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    rows = pick(docs_dir, path, f"case={case} phase=kernel,end_to_end", "-median_s")[0]
+    left_out = set(filter(None, without.split(",")))
+    rows = [m for m in pick(docs_dir, path, f"case={case} phase=kernel,end_to_end", "-median_s")[0]
+            if m["variant"] not in left_out]
+    if left_out - {m["variant"] for m in pick(docs_dir, path, f"case={case}")[0]}:
+        raise ValueError(f"without={without}: the case {case} has no such variant")
     best = min((m for m in rows if m["device"] == "cpu" and m["phase"] == "kernel"),
                key=lambda m: m["median_s"])
     size = "{width} x {height} pixels, {iterations} iterations".format(**rows[0]["params"])
     names = [m["label"] + (" (end to end)" if m["phase"] == "end_to_end" else "") for m in rows]
     colours = [GPU_COLOUR if m["device"] == "gpu" else CPU_COLOUR for m in rows]
-    fig, (times, speedups) = plt.subplots(2, 1, figsize=(8, 2 * (0.42 * len(rows) + 1.3) + 0.9))
+    fig, (times, speedups) = plt.subplots(2, 1, figsize=(8, 2 * (0.36 * len(rows) + 1.3) + 0.9))
     errors = [[m["median_s"] - m["min_s"] for m in rows], [m["max_s"] - m["median_s"] for m in rows]]
     times.barh(names, [m["median_s"] for m in rows], xerr=errors, color=colours, zorder=2)
     times.set_xlabel("time per run, seconds (log scale; whiskers: min and max)")
@@ -88,18 +92,52 @@ def ceiling(docs_dir: Path, path: str, specs: str, loops: str) -> str:
     for m in (m for m in rows if m["variant"] in loops):
         loop, rate, work = loops[m["variant"]], m["per_s"]["pixel_iterations"], m["work"]
         pipe, issue = ceilings(row, loop)
-        out.append([m["label"], loop["iterations_per_trip"],
-                    " + ".join(f"{n} {op}" for op, n in loop["float_ops"].items()),
-                    f"{loop['float']:g} {loop['precision']}", f"{loop['other']:g}", fmt_rate(pipe),
+        out.append([m["label"], f"{loop['float']:.3g} {loop['precision']}", f"{loop['other']:.3g}", fmt_rate(pipe),
                     fmt_rate(issue), "issue" if issue < pipe else loop["precision"] + " pipe",
                     fmt_rate(rate), f"{rate / min(pipe, issue):.0%}",
                     f"{work['pixel_iterations'] / work['warp_iterations']:.1%}"])
     if not out:
         raise ValueError(f"{path}: no kernel of the large case has its loop in the SASS")
     return "\n" + markdown_table(
-        ["Kernel", "Iterations per trip", "Float instructions per trip", "Float / iteration",
-         "Other / iteration", "Pipe ceiling", "Issue ceiling", "Bound by", "Measured",
-         "Of the lower ceiling", "Lanes busy"], out, "lrlrrrrlrrr") + "\n"
+        ["Kernel", "Float / iteration", "Other / iteration", "Pipe ceiling", "Issue ceiling",
+         "Bound by", "Measured", "Of the lower ceiling", "Lanes busy"], out, "lrrrrlrrr") + "\n"
+
+
+@renderer("mandelbrot_mix")
+def mix(docs_dir: Path, path: str, loops: str) -> str:
+    """The instruction mix of each kernel's main loop (`loops`), per iteration: an opcode a row,
+    float opcodes first, a kernel a column (labelled as in the results file)."""
+    loops = load_json(docs_dir, loops)["loops"]
+    labels = {m["variant"]: m["label"] for m in pick(docs_dir, path, "case=large phase=kernel")[0]}
+    kernels = [v for v in loops if v in labels]
+    if not kernels:
+        raise ValueError(f"{path}: no kernel of the large case has its loop in the SASS")
+    ops = sorted({op for v in kernels for op in loops[v]["ops"]},
+                 key=lambda op: (not any(op in loops[v]["float_ops"] for v in kernels), op))
+    trips = ["Iterations per trip", *(str(loops[v]["iterations_per_trip"]) for v in kernels)]
+    rows = [[f"`{op}`", *(f"{loops[v]['ops'][op]:.3g}" if op in loops[v]["ops"] else "" for v in kernels)]
+            for op in ops]
+    return "\n" + markdown_table(["Opcode", *(labels[v] for v in kernels)], [trips, *rows],
+                                  "l" + "r" * len(kernels)) + "\n"
+
+
+PREDICTIONS = "data/mandelbrot-predictions.csv"  # what was expected of each kernel, and when
+
+
+@renderer("mandelbrot_predictions")
+def predictions(docs_dir: Path, path: str) -> str:
+    """What was expected of each kernel before the run (PREDICTIONS), each named by its label."""
+    labels = {key: v["label"] for key, v in load(docs_dir, path)["variants"].items()}
+    rows = [[labels[r["variant"]], escape(r["prediction"])] for r in read_csv(docs_dir, PREDICTIONS)]
+    return "\n" + markdown_table(["Kernel", "Expected before the run"], rows, "ll") + "\n"
+
+
+@renderer("mandelbrot_sweep")
+def sweep(docs_dir: Path, path: str) -> str:
+    """The tuning run (`path`): every candidate's median kernel time on the large case."""
+    return table(docs_dir, path, where="case=large phase=kernel", sort="variant", align="lrr",
+                 cols="Candidate={label};Median time={s:time};"
+                      "Pixel-iterations per second={per_s[pixel_iterations]:sig}")
 
 
 PROFILE = [  # (row heading, how a variant's figure is made from its ncu metrics)
@@ -200,6 +238,14 @@ def ratio(docs_dir: Path, variant: str, over: str, case: str, *, path: str) -> s
     return cell(docs_dir, path, "{per_s[pixel_iterations]:/{base[per_s][pixel_iterations]}:.2f}",
                 f"case={case} phase=kernel variant={variant}",
                 join=f"base=case={case} phase=kernel variant={over}")
+
+
+@value("mandelbrot.picked")
+def picked(docs_dir: Path, variant: str, *, path: str) -> str:
+    """The candidate of a tuning run (`path`) with the least median kernel time on the large
+    case for a chunked kernel (gpu/mandelbrot.sh's rule): its chunk length and block."""
+    label = cell(docs_dir, path, "{label}", f"case=large phase=kernel variant={variant}/*", "s")
+    return escape(label.split("chunked, ")[-1])
 
 
 @value("mandelbrot.of_bar")

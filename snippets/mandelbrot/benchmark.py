@@ -24,7 +24,7 @@ def chunked(kernel: str, dtype, step: str):
     for c in SWEEP if TUNE else [PICKED.get(kernel, "k8_8x16")]:  # k{chunk length}_{block}
         k, bx, by = map(int, c[1:].replace("x", "_").split("_"))
         mb.KERNELS[v := f"{kernel}/{c}" if TUNE else kernel] = (mb.chunked_kernel(dtype, k), dtype, (bx, by))
-        yield cuda(v, f"Numba CUDA {np.dtype(dtype).name}, a test every {k}, {bx} x {by}", step)
+        yield cuda(v, f"Numba CUDA {np.dtype(dtype).name}, chunked" + f", k = {k}, {bx} x {by}" * TUNE, step)
 
 VARIANTS = dict([
     ("python", Variant("pure Python", "cpu", measure=Lesson(mb.mandelbrot_python))),
