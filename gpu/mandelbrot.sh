@@ -81,19 +81,29 @@ smsp__issue_active.avg.per_cycle_active,sm__inst_executed_pipe_fma.sum,\
 sm__inst_executed_pipe_fp64.sum,sm__inst_executed_pipe_alu.sum,\
 sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,\
 sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active
+stalls=""
 for reason in math_pipe_throttle wait not_selected selected short_scoreboard dispatch_stall \
     branch_resolving no_instruction; do
-    metrics+=,smsp__average_warps_issue_stalled_${reason}_per_issue_active.ratio
+    stalls+=,smsp__average_warps_issue_stalled_${reason}_per_issue_active.ratio
 done
+metrics+=$stalls
+# A metric this ncu does not know fails the whole launch: then the metrics of the earlier runs.
+known=smsp__inst_executed.sum,smsp__issue_active.avg.per_cycle_active,\
+sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active$stalls
+profile() {  # $1: the variant, $2: the metrics
+    timeout "$(left)" ncu --clock-control none --metrics "$2" -k regex:mandelbrot_kernel -c 1 \
+        $PY snippets/bench/run.py mandelbrot --cases deep --variants "$1" --repeats 1 --warmup 0 \
+        --compile-runs 0 2>&1 | grep -E "^  [a-z_]|^ +[a-z0-9_]+__|ERR"
+}
 if [ "$dry" != 1 ] && command -v ncu >/dev/null; then
     for v in cuda_f32 cuda_f64_fast cuda_f64_chunk cuda_f32_chunk; do
         [ "$(left)" -gt 8 ] || { echo "no time left for ncu on $v"; continue; }
         echo "===== $v"
-        timeout "$(left)" ncu --clock-control none --metrics "$metrics" -k regex:mandelbrot_kernel \
-            -c 1 $PY snippets/bench/run.py mandelbrot --cases deep --variants "$v" --repeats 1 \
-            --warmup 0 --compile-runs 0 2>&1 | grep -E "^  [a-z_]|^ +[a-z0-9_]+__|ERR" \
-            || echo "ncu failed for $v"
+        out=$(profile "$v" "$metrics")
+        grep -qE "^ +[a-z]+__" <<< "$out" || { echo "$out" | sed "s/^/# /"; out=$(profile "$v" "$known"); }
+        echo "${out:-ncu failed for $v}"
     done > "$RESULTS_DIR/mandelbrot-ncu-h200.txt"
+    cat "$RESULTS_DIR/mandelbrot-ncu-h200.txt"
 fi
 # --8<-- [end:ncu]
 step "done in $SECONDS s"

@@ -440,6 +440,11 @@ def test_profile_table_per_warp_iteration(tmp_path, mandelbrot_renderers):
     # 10^8 warp-iterations on the deep case: 15e8 instructions are 15 per iteration
     assert "| Warp instructions per iteration | 15 | 30 |" in text
     assert "| FP64 pipe busy | 0% | 90% |" in text and "| Stall: math pipe throttle | 0.50 | 0.50 |" in text
+    ncu = json.loads((docs / "data/ncu.json").read_text())  # an ncu that lacked a metric: "–"
+    del ncu["variants"]["cuda_f32"]["sm__inst_executed_pipe_fp64.sum"]
+    (docs / "data/ncu.json").write_text(json.dumps(ncu))
+    text = mandelbrot_renderers.get("mandelbrot_profile")(docs, path="data/r.json", ncu="data/ncu.json")
+    assert "| FP64 pipe instructions per iteration | – | 6.5 |" in text
 
 
 def test_picked_names_the_fastest_candidate_of_the_tuning_run(tmp_path, mandelbrot_renderers):

@@ -168,14 +168,19 @@ def profile(docs_dir: Path, path: str, ncu: str) -> str:
     if not variants:
         raise ValueError(f"{ncu}: no profiled kernel has a deep-case row in {path}")
     iterations = {v: rows[v]["work"]["warp_iterations"] / 32 for v in variants}  # warp-iterations
+    def shown(figure, v: str, spec: str) -> str:  # "–": a metric this ncu did not collect
+        try:
+            return format(figure(profiled[v], iterations[v]), spec)
+        except KeyError:
+            return "–"
     out = []
     for heading, figure in PROFILE:
-        cells = [figure(profiled[v], iterations[v]) for v in variants]
-        share = "busy" in heading or "occupancy" in heading
-        out.append([heading, *(f"{c:.0%}" if share else f"{c:.3g}" for c in cells)])
+        spec = ".0%" if "busy" in heading or "occupancy" in heading else ".3g"
+        out.append([heading, *(shown(figure, v, spec) for v in variants)])
     for reason in STALLS:
         name = f"smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio"
-        out.append([f"Stall: {reason.replace('_', ' ')}", *(f"{profiled[v][name]:.2f}" for v in variants)])
+        out.append([f"Stall: {reason.replace('_', ' ')}",
+                    *(shown(lambda n, it: n[name], v, ".2f") for v in variants)])
     return "\n" + markdown_table(["", *(rows[v]["label"] for v in variants)], out,
                                   "l" + "r" * len(variants)) + "\n"
 
