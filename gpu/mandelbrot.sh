@@ -93,7 +93,7 @@ sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active$stalls
 profile() {  # $1: the variant, $2: the metrics
     timeout "$(left)" ncu --clock-control none --metrics "$2" -k regex:mandelbrot_kernel -c 1 \
         $PY snippets/bench/run.py mandelbrot --cases deep --variants "$1" --repeats 1 --warmup 0 \
-        --compile-runs 0 2>&1 | grep -E "^  [a-z_]|^ +[a-z0-9_]+__|ERR"
+        --compile-runs 0 --output build/mandelbrot-ncu-run.json 2>&1 | grep -E "^  [a-z_]|^ +[a-z0-9_]+__|ERR"
 }
 if [ "$dry" != 1 ] && command -v ncu >/dev/null; then
     for v in cuda_f32 cuda_f64_fast cuda_f64_chunk cuda_f32_chunk; do
