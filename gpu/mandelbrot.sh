@@ -43,7 +43,7 @@ cat "$RESULTS_DIR/mandelbrot-host.txt"
 
 step "tuning run: the chunked kernels at every k and block (progress in mandelbrot-tune.log)"
 tuned="$RESULTS_DIR/mandelbrot-tune-h200.json"
-MANDELBROT_TUNE=1 timeout 60 $PY snippets/bench/run.py mandelbrot "${TUNE_ARGS[@]}" \
+MANDELBROT_TUNE=1 timeout 70 $PY snippets/bench/run.py mandelbrot "${TUNE_ARGS[@]}" \
     --output "$tuned" > "$RESULTS_DIR/mandelbrot-tune.log" 2>&1 || echo "the tuning run exited $?"
 tail -n 30 "$RESULTS_DIR/mandelbrot-tune.log"
 # --8<-- [start:rule]
@@ -96,7 +96,7 @@ profile() {  # $1: the variant, $2: the metrics
         --compile-runs 0 --output build/mandelbrot-ncu-run.json 2>&1 | grep -E "^  [a-z_]|^ +[a-z0-9_]+__|ERR"
 }
 if [ "$dry" != 1 ] && command -v ncu >/dev/null; then
-    for v in cuda_f32 cuda_f64_fast cuda_f64_chunk cuda_f32_chunk; do
+    for v in cuda_f32 cuda_f32_chunk cuda_f64_chunk cuda_f64_fast; do  # the most wanted first
         [ "$(left)" -gt 8 ] || { echo "no time left for ncu on $v"; continue; }
         echo "===== $v"
         out=$(profile "$v" "$metrics")
