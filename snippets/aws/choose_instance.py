@@ -30,9 +30,14 @@ import signal
 import sys
 
 
+WRITTEN = []  # the files this run has written whole (write_atomically)
+
+
 def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130;
+    the line names any output already written whole."""
+    done = f" ({', '.join(WRITTEN)} written whole before it)" if WRITTEN else ""
+    os.write(2, f"interrupted{done}\n".encode())
     os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
 
 

@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 
-from choose_instance import interrupted, show
+from choose_instance import WRITTEN, interrupted, show
 
 if __name__ == "__main__":  # choose_instance.py, beside this file, loads the standard library only:
     signal.signal(signal.SIGINT, interrupted)  # so Ctrl-C is one line from here on
@@ -200,14 +200,19 @@ def write_atomically(path: Path, data: str | bytes) -> None:
         return
     path = Path(path).resolve()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")  # unique
+    # Ctrl-C waits until the file is whole and in place (or the write failed): no temporary file
+    # is left, and the one line it prints then can say the output was written.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
         os.replace(tmp, path)
+        WRITTEN.append(str(path))
     finally:
         try:
             tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
         except OSError:  # a file system gone read-only: the write's own error is the one to say
             pass
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a Ctrl-C held back lands here
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,9 +21,14 @@ import signal
 import sys
 
 
+WRITTEN = []  # the files this run has written whole (write_atomically)
+
+
 def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130;
+    the line names any output already written whole."""
+    done = f" ({', '.join(WRITTEN)} written whole before it)" if WRITTEN else ""
+    os.write(2, f"interrupted{done}\n".encode())
     os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
 
 
@@ -1237,14 +1242,19 @@ def write_atomically(path: Path, data: str | bytes) -> None:
         return
     path = Path(path).resolve()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")  # unique
+    # Ctrl-C waits until the file is whole and in place (or the write failed): no temporary file
+    # is left, and the one line it prints then can say the output was written.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
         os.replace(tmp, path)
+        WRITTEN.append(str(path))
     finally:
         try:
             tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover
         except OSError:  # a file system gone read-only: the write's own error is the one to say
             pass
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a Ctrl-C held back lands here
 
 
 

@@ -298,3 +298,33 @@ def test_a_deeply_nested_offer_file_is_one_line(tmp_path):
     proc = run_snippet(REFRESH, "--offer", deep, "--data", DATA, "--dry-run")
     assert proc.returncode == 2 and proc.stderr == (
         f"error: cannot read the offer file {deep}: JSON nested too deep\n"), proc.stderr
+
+
+# Runs a tool with os.replace patched to send Ctrl-C to the process right after the real rename:
+# the interrupt a user's Ctrl-C would give at the end of the final write.
+SIGINT_AFTER_RENAME = """
+import os, runpy, signal, sys
+real = os.replace
+def replace(src, dst):
+    real(src, dst)
+    os.kill(os.getpid(), signal.SIGINT)
+os.replace = replace
+sys.argv = sys.argv[1:]
+sys.path.insert(0, os.path.dirname(sys.argv[0]))
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def interrupted_in_rename(tool: str, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", SIGINT_AFTER_RENAME, str(SNIPPETS / tool),
+                           *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def test_ctrl_c_in_the_final_rename_says_the_output_is_whole(tmp_path):
+    out = tmp_path / "aws-instances.csv"
+    done = interrupted_in_rename(REFRESH, "--offer", FIXTURE, "--data", DATA, "--out", out)
+    assert done.returncode == 130, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1] == f"interrupted ({out} written whole before it)"
+    rows = list(csv.DictReader(out.open()))
+    assert rows and len(rows) == len(list(csv.DictReader(DATA.open())))  # whole, not cut
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]  # no temporary file left

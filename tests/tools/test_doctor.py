@@ -797,3 +797,16 @@ def test_closed_stdout_is_one_line(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr == (
         "error: standard output is closed; give it a file (> FILE) or /dev/null\n")
+
+
+def test_ctrl_c_in_the_final_rename_says_the_report_is_whole(tmp_path):
+    """A Ctrl-C that lands as the --json report is renamed into place: exit 130, one line that
+    says the report was written whole, the report readable, no temporary file left."""
+    from test_aws_refresher import interrupted_in_rename
+
+    out = tmp_path / "report.json"
+    done = interrupted_in_rename(DOCTOR, "--no-compile", "--timeout", "5", "--json", out)
+    assert done.returncode == 130, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1] == f"interrupted ({out} written whole before it)"
+    assert "findings" in json.loads(out.read_text())
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]
