@@ -47,7 +47,7 @@ tail -45 "$RESULTS_DIR/timeline-run.txt"
 step "record the timelines: train.py from files, and overlap.cu's program"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-timeout "$(cap 15 12)" python3 snippets/keras/make_dataset.py "$work/data" --images 2000 --size 64 \
+timeout "$(cap 15 12)" python3 snippets/keras/make_dataset.py "$work/data" --images 1000 --size 64 \
     > /dev/null 2>&1 || status=1
 train=(snippets/keras/train.py "$work/data" --output-dir "$work/run" --epochs 2 --batch-size 256)
 tool() { timeout "$(cap 30 12)" python3 tools/timeline_trace.py "$@" --output "$trace_json" --add 2>&1 | tee -a "$log"; }

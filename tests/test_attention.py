@@ -20,7 +20,7 @@ HAS_TRITON = importlib.util.find_spec("triton") is not None
 HAS_TORCH_GPU = importlib.util.find_spec("torch") is not None and shutil.which("nvidia-smi")
 at = load_snippet("attention/attention_triton.py") if HAS_TRITON else None
 needs_triton = pytest.mark.skipif(not HAS_TRITON, reason="triton is not installed here")
-RESULTS = ROOT / "docs" / "data" / "attention-h200.json"
+RESULTS = ROOT / "docs" / "data" / "attention-h100.json"
 
 
 @needs_triton
@@ -109,7 +109,7 @@ def write_results(docs, naive_peaks, beyond):
             found.append(results.measurement(
                 f"d128-n{n}", v, "gpu", "kernel", timing.Stats(s, s, s, 10, "cuda-event"),
                 params=p, flops=flops, extra=extra, error={"metric": "rel", "value": 1e-3 * (i + 1)}))
-    results.write_results(docs / "data" / "attention-h200.json", "attention", {}, found,
+    results.write_results(docs / "data" / "attention-h100.json", "attention", {}, found,
                           ["d128-n16384: sdpa/cudnn unavailable: head dim too large; sdpa/x "
                            "unavailable: y"],
                           variants={k: {"label": l, "device": "gpu", "step": "", "group": g}
@@ -121,7 +121,7 @@ def test_renderer_shares_memory_and_refusals(tmp_path):
 
     peaks = [2**30, 4 * 2**30, 16 * 2**30]
     write_results(tmp_path, peaks, [[32768, 32 * 2**30], [65536, "CUDA out of memory."]])
-    path, get = "data/attention-h200.json", renderers.get_value
+    path, get = "data/attention-h100.json", renderers.get_value
     assert get("attention.fastest")(tmp_path, "d128-n1024", path=path) == "cudnn"
     assert get("attention.share")(tmp_path, "triton", "d128-n1024", path=path) == "80 %"
     assert get("attention.share")(tmp_path, "triton", "d128-n16384", path=path) == "114 %"
@@ -144,10 +144,10 @@ def test_renderer_shares_memory_and_refusals(tmp_path):
 # --- what the page claims of the H200 results file -------------------------------------------
 
 @pytest.mark.skipif(not RESULTS.is_file(), reason="no H200 results file yet (gpu/attention.sh)")
-def test_h200_file_ours_meets_the_bar_and_naive_memory_grows_as_n_squared():
+def test_h100_file_ours_meets_the_bar_and_naive_memory_grows_as_n_squared():
     import renderers
 
-    docs, path = ROOT / "docs", "data/attention-h200.json"
+    docs, path = ROOT / "docs", "data/attention-h100.json"
     share = float(renderers.get_value("attention.share")(docs, "triton", path=path).rstrip(" %"))
     assert share >= 70, f"ours at N=4096, d=128: {share} % of the fastest SDPA backend"
     from renderers.attention import naive_memory

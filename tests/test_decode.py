@@ -18,7 +18,7 @@ import pytest
 from helpers import ROOT, SNIPPETS, load_snippet
 
 LESSON = SNIPPETS / "decode/llama_decode.py"
-RESULTS = Path(os.environ.get("DECODE_RESULTS") or ROOT / "docs/data/decode-h200.json")
+RESULTS = Path(os.environ.get("DECODE_RESULTS") or ROOT / "docs/data/decode-h100.json")
 WHY = ROOT / "docs/why/why-cpu-is-not-enough.md"
 MIB = 2**20
 

@@ -193,15 +193,15 @@ def made_docs(tmp_path_factory, registry):
     doc["measurements"] = ms
     docs = tmp_path_factory.mktemp("docs")
     (docs / "data").mkdir()
-    (docs / "data/timeline-h200.json").write_text(json.dumps(doc))
+    (docs / "data/timeline-h100.json").write_text(json.dumps(doc))
     (docs / "data/machine-h200.json").write_text((ROOT / "docs/data/machine-h200.json").read_text())
     tmp = tmp_path_factory.mktemp("trace")
     got = run([sys.executable, TOOL], chrome_trace(tmp / "t.json.gz"), "--label", "train.py",
-              "--output", docs / "data/timeline-trace-h200.json", "--window", "0.0015",
+              "--output", docs / "data/timeline-trace-h100.json", "--window", "0.0015",
               env={**os.environ, "PYTHONPATH": str(SNIPPETS)})
     assert got.returncode == 0, got.stderr
     got = run([sys.executable, TOOL], tmp / "t.json.gz", "--label", "pipeline", "--add", "--output",
-              docs / "data/timeline-trace-h200.json", env={**os.environ, "PYTHONPATH": str(SNIPPETS)})
+              docs / "data/timeline-trace-h100.json", env={**os.environ, "PYTHONPATH": str(SNIPPETS)})
     assert got.returncode == 0, got.stderr
     return docs
 
@@ -226,7 +226,7 @@ def gpu_results():
     """The results file of gpu/timeline.sh (TIMELINE_RESULTS), or the committed one."""
     from bench.results import load_results
 
-    return load_results(Path(os.environ.get("TIMELINE_RESULTS", ROOT / "docs/data/timeline-h200.json")))
+    return load_results(Path(os.environ.get("TIMELINE_RESULTS", ROOT / "docs/data/timeline-h100.json")))
 
 
 def medians(doc: dict, case: str) -> dict[str, float]:

@@ -31,7 +31,9 @@ if __name__ == "__main__":
     sys.argv = sys.argv[2:]  # the program sees its own name and arguments
     sys.path.insert(0, str(Path(program).resolve().parent))  # as `python PROGRAM` would
     # --8<-- [start:trace]
-    jax.profiler.start_trace(out, create_perfetto_trace=True)
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0  # no event per Python call: a trainer's trace stays small
+    jax.profiler.start_trace(out, create_perfetto_trace=True, profiler_options=options)
     try:
         runpy.run_path(program, run_name="__main__")
     except SystemExit as done:  # the program's exit code is this one's
