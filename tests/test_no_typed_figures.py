@@ -6,7 +6,8 @@ Every number a reader reads on a rendered page must be one of:
    `{{ name }}` figure in `<span data-rendered>` and a `<!-- render -->` block in
    `<div data-rendered>`); a notebook cell whose outputs are re-derived from the results file by
    the notebook test carries the tag `rendered` (nbconvert's class `celltag_rendered`);
-2. **cited**: in a sentence (or a table row) with a footnote reference or with a linked source and
+2. **cited**: in a sentence (or a table row) with a footnote reference after it (a footnote cites
+   what comes before it, not a figure later in the sentence) or with a linked source and
    its date ("([NVIDIA's list](https://...), as of 2026-12-01)"), or in a footnote that links its
    source (an address, a page or data file of this site, an arXiv or DOI identifier);
 3. **allowed**: covered by one of the few patterns in ALLOW below, each a kind of number that is
@@ -413,8 +414,8 @@ def violations(page_html_text: str) -> list[str]:
                 begin = max([0, *(m.end() for m in SENTENCE_END.finditer(text, 0, s))])
                 end = next((m.end() for m in SENTENCE_END.finditer(text, e)), len(text))
                 sentence = text[begin:end]
-                if FOOTNOTE in sentence or LINK in sentence and AS_OF.search(sentence):
-                    continue  # cited: a footnote, or a linked source with its date
+                if FOOTNOTE in text[e:end] or LINK in sentence and AS_OF.search(sentence):
+                    continue  # cited: a footnote after it in its sentence, or a dated link
             else:
                 begin = text.rfind("\n", 0, s) + 1
                 sentence = text[begin:text.find("\n", e) % (len(text) + 1)]
@@ -576,6 +577,8 @@ PLANTED = [
     ("The fused kernel is twice as fast.", "twice as"),
     ("The GPU wins 12:1 against the CPU.", "12"),
     ("The GPU wins by 37/3 here.", "37/3"),
+    ("NVIDIA lists the H200's memory[^a] and the copy here ran 3.3 ms.\n\n"
+     "[^a]: NVIDIA, <https://www.nvidia.com/en-us/data-center/h200/>.", "3.3"),
     ("Training ran at 900 images a second.", "900"),
     ("The copy moved 48 GB in the run.", "48"),
     ("It drew 42 watts.", "42"),
@@ -683,3 +686,35 @@ if __name__ == "__main__":  # pages, from the repository root; --debt prints DEB
         print("".join(f"  {v}\n" for v in found), end="")
         status |= bool(found)
     sys.exit(status)
+
+
+# ------------------------------------------------------------------ the render templates
+# What a render step outputs is marked rendered, and so trusted, whole: a figure typed into its
+# template ("{s:ms} ms, 4.2 times faster") would pass as measured. Every literal of a template
+# (what is left when its {fields} are taken out) is read as prose.
+TEMPLATE_ARG = re.compile(r'\b(?:cols|show|caption|notes|alt|names)="([^"]*)"')
+DIRECTIVE = re.compile(r"<!--\s*render\b.*?-->|\{\{.*?\}\}", re.S)
+
+
+def template_literals(markdown: str) -> str:
+    """The literal text of every template argument of the page's render directives and
+    placeholders, one paragraph each (`;` and `=` separate a table's columns and headers)."""
+    literals = []
+    for directive in DIRECTIVE.finditer(markdown):
+        for template in TEMPLATE_ARG.findall(directive.group(0)):
+            text = re.sub(r"\{[^{}]*\}", " ", template)
+            literals += [part for part in re.split(r"[;=]", text) if part.strip()]
+    return "\n\n".join(literals)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p.suffix == ".md"], ids=page_id)
+def test_no_figure_is_typed_into_a_render_template(page):
+    found = violations(markdown_html(template_literals(page.read_text())))
+    assert not found, f"{page.relative_to(ROOT)}: figures typed into templates:\n  " + "\n  ".join(found)
+
+
+def test_the_template_check_names_a_planted_figure():
+    page = ('<!-- render table cols="speed-up={s:ms} ms, 4.2 times faster;GB/s={gbs:.0f}" -->\n'
+            'The copy ran {{ cell show="{gbs:.0f} GB/s, 37 % of the peak" }}.')
+    found = violations(markdown_html(template_literals(page)))
+    assert any("4.2" in v for v in found) and any("37" in v for v in found), found
