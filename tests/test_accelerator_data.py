@@ -262,15 +262,13 @@ def test_gpu_scripts_stop_with_one_line_without_a_gpu(tmp_path, script):
 
 def test_the_frameworks_page_prose_matches_the_committed_cpu_run():
     """The page says how the TensorFlow modes compare on the CPU machine: re-measuring and
-    getting another picture must send someone to edit the sentence. (It once named a winner at
-    the small size; the next run reversed it, inside the two rows' spread.)"""
+    getting another picture must send someone to edit the sentence. (It named a winner at one
+    size twice; each next run reversed it, inside the two rows' spread: now it names none.)"""
     page = " ".join((DOCS / "accelerators/frameworks.md").read_text().split())
-    assert ("the `tf.function` row's median is the lower one at the medium size, and at both "
-            "sizes the fastest and slowest samples of the two rows overlap") in page
+    assert ("at both sizes, the fastest and slowest samples of the two rows overlap (which median "
+            "is the lower one has changed between runs)") in page
     doc = load_results(DATA / "frameworks-tensorflow-cpu.json")
     by = {(m["variant"], m["params"]["size"]): m for m in doc["measurements"]}
-    fn, xla = by["tensorflow_function", "medium"], by["tensorflow_xla", "medium"]
-    assert fn["median_s"] < xla["median_s"]
     for size in ("small", "medium"):
         fn, xla = by["tensorflow_function", size], by["tensorflow_xla", size]
         assert fn["min_s"] <= xla["max_s"] and xla["min_s"] <= fn["max_s"], size
