@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import html
 import importlib
 import json
 import pkgutil
@@ -75,6 +76,16 @@ def markdown_table(header: list[str], rows: list[list[object]], align: str | Non
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join(marks[a] for a in align or "l" * len(header)) + "|"]
     return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
+
+
+def long_name(name: str, after: str) -> str:
+    """`name` (a kernel's or a profiler metric's) as inline code for a table cell that may
+    break after each character of `after` ("_", ".") where the column is too narrow, and
+    nowhere else: a 44-character kernel name kept a table wider than its column at 1280 px."""
+    text = html.escape(name).replace("|", "&#124;")
+    for mark in after:
+        text = text.replace(mark, mark + "<wbr>")
+    return f"<code>{text}</code>"
 
 
 from .charts import svg_figure  # noqa: E402,F401 - the one chart style
