@@ -82,9 +82,10 @@ def long_name(name: str, after: str) -> str:
     """`name` (a kernel's or a profiler metric's) as inline code for a table cell that may
     break after each character of `after` ("_", ".") where the column is too narrow, and
     nowhere else: a 44-character kernel name kept a table wider than its column at 1280 px."""
-    text = html.escape(name).replace("|", "&#124;")
-    for mark in after:
-        text = text.replace(mark, mark + "<wbr>")
+    # Markdown still reads emphasis and code marks inside inline HTML: those characters go as
+    # character references ("_ZN17cutlass__5x" rendered in italics).
+    marks = {"_": "&#95;", "*": "&#42;", "`": "&#96;", "|": "&#124;"}
+    text = "".join(marks.get(c, html.escape(c)) + ("<wbr>" if c in after else "") for c in name)
     return f"<code>{text}</code>"
 
 
