@@ -592,22 +592,34 @@ async () => {
 """
 # Each table as a reader sees it with every closed block opened and every tab shown (restored
 # after): the tables wider than their column (first row's text, px beyond it) and those with a
-# row taller than TALL_ROW_PX (first row's text, the tallest row's px).
+# row taller than TALL_ROW_PX (first row's text, the tallest row's px). And, of the tables shown
+# as the page loads (accessibility.js has marked those that scroll), each whose first column
+# leaves the view when it is scrolled to its right end (first row's text, px moved).
 TABLE_FIT = r"""
 () => {
+  const name = wrap => wrap.querySelector("tr").innerText.replace(/\s+/g, " ").trim().slice(0, 60);
+  const out = {wide: [], tall: [], unpinned: []};
+  for (const wrap of document.querySelectorAll(".md-typeset__scrollwrap")) {
+    const first = wrap.querySelector("tr > :first-child");
+    if (!first || !wrap.getClientRects().length || wrap.closest("details:not([open])") ||
+        wrap.scrollWidth <= wrap.clientWidth + 1) continue;
+    const before = wrap.scrollLeft;
+    wrap.scrollLeft = wrap.scrollWidth;
+    const moved = first.getBoundingClientRect().left - wrap.getBoundingClientRect().left;
+    wrap.scrollLeft = before;
+    if (moved < -1) out.unpinned.push([name(wrap), Math.round(moved)]);
+  }
   const closed = [...document.querySelectorAll("details:not([open])")];
   const tabs = [...document.querySelectorAll(".tabbed-block")]
     .filter(b => getComputedStyle(b).display === "none").map(b => [b, b.style.display]);
   closed.forEach(d => { d.open = true; });
   tabs.forEach(([b]) => { b.style.display = "block"; });
-  const out = {wide: [], tall: []};
   for (const wrap of document.querySelectorAll(".md-typeset__scrollwrap")) {
     if (!wrap.getClientRects().length || !wrap.querySelector("tr")) continue;
-    const name = wrap.querySelector("tr").innerText.replace(/\s+/g, " ").trim().slice(0, 60);
     const over = wrap.scrollWidth - wrap.clientWidth;
-    if (over > 1) out.wide.push([name, over]);
+    if (over > 1) out.wide.push([name(wrap), over]);
     const tallest = Math.max(...[...wrap.querySelectorAll("tr")].map(r => Math.round(r.getBoundingClientRect().height)));
-    if (tallest > TALL_ROW_PX) out.tall.push([name, tallest]);
+    if (tallest > TALL_ROW_PX) out.tall.push([name(wrap), tallest]);
   }
   tabs.forEach(([b, display]) => { b.style.display = display; });
   closed.forEach(d => { d.open = false; });

@@ -297,10 +297,25 @@ def test_no_table_row_is_taller_than_half_a_phone_screen(site_visits):
     assert not tall, f"(table's first row, its tallest row's px; at most {TALL_ROW_PX})"
 
 
+def test_a_table_that_scrolls_on_a_phone_keeps_its_first_column_in_view(site_visits):
+    unpinned = {label(p): v.tables["unpinned"] for p, v in site_visits.narrow.items()
+                if v.tables["unpinned"]}
+    assert not unpinned, "(table's first row, px its first column moved out of view)"
+
+
 def test_the_table_checks_fire_on_a_wide_table_and_a_tall_row(browser, tmp_path):
     """A table wider than its column in a closed block, and one with a row taller than
-    TALL_ROW_PX in a tab not shown: both reported, and the page left as it was."""
-    body = ('<div class="md-typeset" style="width:600px"><details><summary>more</summary>'
+    TALL_ROW_PX in a tab not shown: both reported, and the page left as it was. Of two tables
+    that scroll, the one whose first column is not sticky is reported."""
+    row = ('<tr><td style="white-space:nowrap">{}</td><td style="white-space:nowrap">'
+           + "a long cell that does not fit the column " * 3 + "</td></tr>")
+    pinned = row.format("pinned").replace(
+        '<td style="white-space:nowrap">', '<td style="white-space:nowrap;position:sticky;left:0">', 1)
+    body = ('<div class="md-typeset" style="width:600px">'
+            f'<div class="md-typeset__scrollwrap" style="overflow-x:auto"><table>{row.format("loose")}'
+            '</table></div><div class="md-typeset__scrollwrap" style="overflow-x:auto"><table>'
+            f'{pinned}</table></div>'
+            '<details><summary>more</summary>'
             '<div class="md-typeset__scrollwrap" style="overflow-x:auto"><table><tr>'
             '<td style="white-space:nowrap">the column that matters sits past the right edge '
             'of a six-hundred pixel column, so a reader never sees it</td></tr></table></div>'
@@ -312,8 +327,10 @@ def test_the_table_checks_fire_on_a_wide_table_and_a_tall_row(browser, tmp_path)
         found = page.evaluate(TABLE_FIT.replace("TALL_ROW_PX", str(TALL_ROW_PX)))
         restored = page.evaluate("() => !document.querySelector('details').open && "
                                  "getComputedStyle(document.querySelector('.tabbed-block')).display === 'none'")
-    assert len(found["wide"]) == 1 and found["wide"][0][0].startswith("the column that matters")
-    assert found["wide"][0][1] > 100
+    assert [n[:5] for n, _ in found["unpinned"]] == ["loose"], found
+    wide = [n for n, _ in found["wide"] if n.startswith("the column that matters")]
+    assert len(wide) == 1 and len(found["wide"]) == 3, found["wide"]
+    assert found["wide"][2][1] > 100
     assert [name for name, _ in found["tall"]] == ["notes"] and found["tall"][0][1] > TALL_ROW_PX
     assert restored
 
