@@ -80,6 +80,18 @@ def test_a_long_name_breaks_only_where_it_is_told_and_renders_as_written():
     table = renderers.markdown_table(["kernel"], [[renderers.long_name(name, "_")]])
     html = markdown.markdown(table, extensions=["tables"])
     assert "<em>" not in html and html.count("<wbr>") == name.count("_")
-    text = html.split("<code>")[1].split("</code>")[0].replace("<wbr>", "")
+    text = html.split("<code data-wrap>")[1].split("</code>")[0].replace("<wbr>", "")
     assert text.replace("&#95;", "_").replace("&lt;", "<").replace("&gt;", ">") == name
     assert "<wbr>" not in renderers.long_name("a_b", ".")
+
+
+def test_code_of_several_words_in_a_table_wraps_at_its_spaces_only():
+    """hooks/table_code.py: each word of a table cell's code in a span of its own (extra.css keeps
+    it whole), code of one word and code outside tables untouched."""
+    import table_code
+
+    page = ("<p><code>a b</code></p><table><tr><td><code>sudo hwinfo --gfxcard</code> "
+            "<code>opencl-event</code></td></tr></table>")
+    assert table_code.mark(page) == (
+        "<p><code>a b</code></p><table><tr><td><code data-wrap><span>sudo</span> <span>hwinfo"
+        "</span> <span>--gfxcard</span></code> <code>opencl-event</code></td></tr></table>")

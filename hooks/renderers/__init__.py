@@ -86,7 +86,7 @@ def long_name(name: str, after: str) -> str:
     # character references ("_ZN17cutlass__5x" rendered in italics).
     marks = {"_": "&#95;", "*": "&#42;", "`": "&#96;", "|": "&#124;"}
     text = "".join(marks.get(c, html.escape(c)) + ("<wbr>" if c in after else "") for c in name)
-    return f"<code>{text}</code>"
+    return f"<code data-wrap>{text}</code>"  # wraps on a wide screen (extra.css)
 
 
 from .charts import svg_figure  # noqa: E402,F401 - the one chart style

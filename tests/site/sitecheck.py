@@ -594,7 +594,8 @@ async () => {
 # after): the tables wider than their column (first row's text, px beyond it) and those with a
 # row taller than TALL_ROW_PX (first row's text, the tallest row's px). And, of the tables shown
 # as the page loads (accessibility.js has marked those that scroll), each whose first column
-# leaves the view when it is scrolled to its right end (first row's text, px moved).
+# shows less than half of itself when the table is scrolled to its right end (first row's
+# text, px its first cell moved).
 TABLE_FIT = r"""
 () => {
   const name = wrap => wrap.querySelector("tr").innerText.replace(/\s+/g, " ").trim().slice(0, 60);
@@ -605,9 +606,11 @@ TABLE_FIT = r"""
         wrap.scrollWidth <= wrap.clientWidth + 1) continue;
     const before = wrap.scrollLeft;
     wrap.scrollLeft = wrap.scrollWidth;
-    const moved = first.getBoundingClientRect().left - wrap.getBoundingClientRect().left;
+    const cell = first.getBoundingClientRect(), box = wrap.getBoundingClientRect();
     wrap.scrollLeft = before;
-    if (moved < -1) out.unpinned.push([name(wrap), Math.round(moved)]);
+    // A first column wider than the table's scroll leaves room for may show in part only.
+    const shownPx = Math.min(cell.right, box.right) - Math.max(cell.left, box.left);
+    if (shownPx < Math.min(cell.width, box.width) / 2) out.unpinned.push([name(wrap), Math.round(cell.left - box.left)]);
   }
   const closed = [...document.querySelectorAll("details:not([open])")];
   const tabs = [...document.querySelectorAll(".tabbed-block")]
