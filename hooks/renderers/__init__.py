@@ -85,7 +85,11 @@ def long_name(name: str, after: str) -> str:
     # Markdown still reads emphasis and code marks inside inline HTML: those characters go as
     # character references ("_ZN17cutlass__5x" rendered in italics).
     marks = {"_": "&#95;", "*": "&#42;", "`": "&#96;", "|": "&#124;"}
-    text = "".join(marks.get(c, html.escape(c)) + ("<wbr>" if c in after else "") for c in name)
+    # A break after a run of them ("cutlass__"), and none after a leading one ("_ZN").
+    breaks = {i for i, c in enumerate(name[:-1]) if c in after and name[i + 1] not in after
+              and name[:i].strip(after)}
+    text = "".join(marks.get(c, html.escape(c)) + ("<wbr>" if i in breaks else "")
+                   for i, c in enumerate(name))
     return f"<code data-wrap>{text}</code>"  # wraps on a wide screen (extra.css)
 
 
