@@ -69,3 +69,30 @@ def test_joins_divisions_and_one_row_files(docs):
     assert out.splitlines()[2:] == ["| one | 6.1e-05 | 2<sup>2</sup> |", "| two | 1.2e-04 | 2<sup>3</sup> |"]
     assert renderers.get_value("cell")(docs, "data/y.json", "{k:/4:,.0f} {k:pow2}", key=".") == "256 2<sup>10</sup>"
     assert renderers.get_value("cell")(docs, "data/y.json", "{n:/2:change}", where="key=b") == "+300.0%"
+
+
+def test_a_long_name_breaks_only_where_it_is_told_and_renders_as_written():
+    """renderers.long_name: a kernel or metric name in a cell may break after `after`'s
+    characters only, and Markdown reads no emphasis into its underscores."""
+    import markdown
+
+    name = "_ZN17cutlass__5x_cudnn6Kernel<float, 128>"
+    table = renderers.markdown_table(["kernel"], [[renderers.long_name(name, "_")]])
+    html = markdown.markdown(table, extensions=["tables"])
+    assert "<em>" not in html
+    assert html.count("<wbr>") == 2 and "cutlass&#95;&#95;<wbr>5x&#95;<wbr>cudnn" in html  # not after "_ZN"
+    text = html.split("<code data-wrap>")[1].split("</code>")[0].replace("<wbr>", "")
+    assert text.replace("&#95;", "_").replace("&lt;", "<").replace("&gt;", ">") == name
+    assert "<wbr>" not in renderers.long_name("a_b", ".")
+
+
+def test_code_of_several_words_in_a_table_wraps_at_its_spaces_only():
+    """hooks/table_code.py: each word of a table cell's code in a span of its own (extra.css keeps
+    it whole), code of one word and code outside tables untouched."""
+    import table_code
+
+    page = ("<p><code>a b</code></p><table><tr><td><code>sudo hwinfo --gfxcard</code> "
+            "<code>opencl-event</code></td></tr></table>")
+    assert table_code.mark(page) == (
+        "<p><code>a b</code></p><table><tr><td><code data-wrap><span>sudo</span> <span>hwinfo"
+        "</span> <span>--gfxcard</span></code> <code>opencl-event</code></td></tr></table>")

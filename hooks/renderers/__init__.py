@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import html
 import importlib
 import json
 import pkgutil
@@ -75,6 +76,21 @@ def markdown_table(header: list[str], rows: list[list[object]], align: str | Non
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join(marks[a] for a in align or "l" * len(header)) + "|"]
     return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
+
+
+def long_name(name: str, after: str) -> str:
+    """`name` (a kernel's or a profiler metric's) as inline code for a table cell that may
+    break after each character of `after` ("_", ".") where the column is too narrow, and
+    nowhere else: a 44-character kernel name kept a table wider than its column at 1280 px."""
+    # Markdown still reads emphasis and code marks inside inline HTML: those characters go as
+    # character references ("_ZN17cutlass__5x" rendered in italics).
+    marks = {"_": "&#95;", "*": "&#42;", "`": "&#96;", "|": "&#124;"}
+    # A break after a run of them ("cutlass__"), and none after a leading one ("_ZN").
+    breaks = {i for i, c in enumerate(name[:-1]) if c in after and name[i + 1] not in after
+              and name[:i].strip(after)}
+    text = "".join(marks.get(c, html.escape(c)) + ("<wbr>" if i in breaks else "")
+                   for i, c in enumerate(name))
+    return f"<code data-wrap>{text}</code>"  # wraps on a wide screen (extra.css)
 
 
 from .charts import svg_figure  # noqa: E402,F401 - the one chart style

@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from . import load_json, markdown_table, renderer, svg_figure, value
+from . import load_json, long_name, markdown_table, renderer, svg_figure, value
 from .run_details import label, load, of_group
 from .table import cell
 
@@ -117,7 +117,7 @@ def keras_step_time(docs_dir: Path, path: str, variants: str) -> str:
     rows = []
     for key in (_key(doc, v) for v in variants.split(",")):
         t, step = (m := found[key])["extra"]["trace"], _step_ms(m)
-        top = "<br>".join(f"{ms:.3f} `{name[:44]}`" for name, ms in t["top"][:3])
+        top = "<br>".join(f"{ms:.3f} {long_name(name[:44], '_')}" for name, ms in t["top"][:3])
         rows.append([label(doc, key), m["params"]["batch_size"], f"{step:.3f}",
                      f"{t['kernels_ms']:.3f}", f"{t['copies_ms']:.3f}",
                      f"{max(0.0, step - t['busy_ms']):.3f}", f"{t['launches_per_step']:g}", top])

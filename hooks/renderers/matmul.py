@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import load_json, markdown_table, read_csv, renderer, svg_figure, value
+from . import load_json, long_name, markdown_table, read_csv, renderer, svg_figure, value
 from .run_details import label, load
 from .table import pick, table
 
@@ -204,7 +204,7 @@ def matmul_stalls(docs_dir: Path, ncu: str, stalls: str, names: str) -> str:
     heads = names.split(";")
     if len(profiles := [p["metrics"] for p in load_json(docs_dir, ncu)["rows"]]) < len(heads):
         raise ValueError(f"{ncu}: {len(profiles)} profiled launches, {len(heads)} named")
-    rows = [[f"`{row['name']}`", row["meaning"], *(f"{c:,.2f}" if c is not None else "–"
+    rows = [[long_name(row["name"], "."), row["meaning"], *(f"{c:,.2f}" if c is not None else "–"
                                                     for c in cells)]
             for row in read_csv(docs_dir, stalls)
             if (cells := [p.get(row["metric"]) for p in profiles[:len(heads)]]) != [None] * len(

@@ -537,8 +537,22 @@ async () => {
       out.tables.push(wrap.innerText.trim().slice(0, 60));
     }
   }
+  // Code in a cell may wrap at a space (a call, an error message), never inside a word.
+  const brokenInsideAWord = el => {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      for (const word of n.textContent.matchAll(/\S+/g)) {
+        const range = document.createRange();
+        range.setStart(n, word.index);
+        range.setEnd(n, word.index + word[0].length);
+        const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (tops.size > 1) return true;
+      }
+    }
+    return false;
+  };
   for (const code of document.querySelectorAll(".md-typeset table code")) {
-    if (shown(code) && code.getClientRects().length > 1) out.broken_code.push(code.textContent);
+    if (shown(code) && brokenInsideAWord(code)) out.broken_code.push(code.textContent);
   }
   for (const fig of document.querySelectorAll("figure.data-chart")) {
     const img = [...fig.querySelectorAll("img")].find(shown);
@@ -576,6 +590,46 @@ async () => {
   return out;
 }
 """
+# Each table as a reader sees it with every closed block opened and every tab shown (restored
+# after): the tables wider than their column (first row's text, px beyond it) and those with a
+# row taller than TALL_ROW_PX (first row's text, the tallest row's px). And, of the tables shown
+# as the page loads (accessibility.js has marked those that scroll), each whose first column
+# shows less than half of itself when the table is scrolled to its right end (first row's
+# text, px its first cell moved).
+TABLE_FIT = r"""
+() => {
+  const name = wrap => wrap.querySelector("tr").innerText.replace(/\s+/g, " ").trim().slice(0, 60);
+  const out = {wide: [], tall: [], unpinned: []};
+  for (const wrap of document.querySelectorAll(".md-typeset__scrollwrap")) {
+    const first = wrap.querySelector("tr > :first-child");
+    if (!first || !wrap.getClientRects().length || wrap.closest("details:not([open])") ||
+        wrap.scrollWidth <= wrap.clientWidth + 1) continue;
+    const before = wrap.scrollLeft;
+    wrap.scrollLeft = wrap.scrollWidth;
+    const cell = first.getBoundingClientRect(), box = wrap.getBoundingClientRect();
+    wrap.scrollLeft = before;
+    // A first column wider than the table's scroll leaves room for may show in part only.
+    const shownPx = Math.min(cell.right, box.right) - Math.max(cell.left, box.left);
+    if (shownPx < Math.min(cell.width, box.width) / 2) out.unpinned.push([name(wrap), Math.round(cell.left - box.left)]);
+  }
+  const closed = [...document.querySelectorAll("details:not([open])")];
+  const tabs = [...document.querySelectorAll(".tabbed-block")]
+    .filter(b => getComputedStyle(b).display === "none").map(b => [b, b.style.display]);
+  closed.forEach(d => { d.open = true; });
+  tabs.forEach(([b]) => { b.style.display = "block"; });
+  for (const wrap of document.querySelectorAll(".md-typeset__scrollwrap")) {
+    if (!wrap.getClientRects().length || !wrap.querySelector("tr")) continue;
+    const over = wrap.scrollWidth - wrap.clientWidth;
+    if (over > 1) out.wide.push([name(wrap), over]);
+    const tallest = Math.max(...[...wrap.querySelectorAll("tr")].map(r => Math.round(r.getBoundingClientRect().height)));
+    if (tallest > TALL_ROW_PX) out.tall.push([name(wrap), tallest]);
+  }
+  tabs.forEach(([b, display]) => { b.style.display = display; });
+  closed.forEach(d => { d.open = false; });
+  return out;
+}
+"""
+TALL_ROW_PX = 400  # the tallest table row a phone may show: about half its screen
 MIN_READABLE_PX = 10  # the smallest type a chart or diagram may show, in CSS px
 NARROW_VIEWPORT = {"width": 390, "height": 844}  # a phone
 
@@ -613,6 +667,7 @@ class Visit:
     notebook: dict | None = None
     axe: list[dict] = field(default_factory=list)
     readability: dict = field(default_factory=dict)
+    tables: dict = field(default_factory=dict)  # TABLE_FIT
     height: int = 0  # the page's full height in CSS px, collapsed blocks closed
 
 
@@ -709,6 +764,7 @@ def measure(page, visit: Visit, mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS) ->
     visit.height = page.evaluate("document.documentElement.scrollHeight")
     visit.readability = page.evaluate(READABILITY.replace("MIN_PX", str(MIN_READABLE_PX)))
     visit.sideways = page.evaluate(SIDEWAYS)
+    visit.tables = page.evaluate(TABLE_FIT.replace("TALL_ROW_PX", str(TALL_ROW_PX)))
     for img in page.locator(".jupyter-wrapper .jp-OutputArea-output img:visible").all():
         visit.notebook_rgb.append(mean_rgb(img.screenshot()))
 

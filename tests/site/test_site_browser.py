@@ -15,7 +15,7 @@ from sitecheck import (  # noqa: F401 - fixtures are used by name
     COLOUR_RULES, DIAGRAM_FIT, code_colours, DRAWN, MERMAID_TIMEOUT_MS, MIN_READABLE_PX, NARROW_VIEWPORT,
     READABILITY, SIDEWAYS, WIDE_VIEWPORT, Recorder, axe_source, browser, chromium_path,
     content_pages, label, mean_rgb, new_context, normalised_lines, page_file, page_paths, run_axe,
-    same_colours, search, serve, site_server, site_visits, visit_page,
+    same_colours, search, serve, site_server, site_visits, TABLE_FIT, TALL_ROW_PX, visit_page,
 )
 
 PAGE_WEIGHT_LIMIT = 1_000_000  # bytes, for pages without a diagram
@@ -283,6 +283,56 @@ def readable(visits, key) -> dict[str, list]:
 
 def test_a_table_wider_than_the_column_says_it_scrolls(visits):
     assert not readable(visits, "tables"), "tables that scroll sideways with no visible cue"
+
+
+def test_no_table_is_wider_than_its_column_at_1280_px(site_visits):
+    """Between both sidebars at 1280 px every table fits: none hides its last columns (a
+    mandelbrot table hid its "Measured" one). Closed blocks and other tabs count (TABLE_FIT)."""
+    wide = {label(p): v.tables["wide"] for p, v in site_visits.light.items() if v.tables["wide"]}
+    assert not wide, "(table's first row, px beyond its column)"
+
+
+def test_no_table_row_is_taller_than_half_a_phone_screen(site_visits):
+    tall = {label(p): v.tables["tall"] for p, v in site_visits.narrow.items() if v.tables["tall"]}
+    assert not tall, f"(table's first row, its tallest row's px; at most {TALL_ROW_PX})"
+
+
+def test_a_table_that_scrolls_on_a_phone_keeps_its_first_column_in_view(site_visits):
+    unpinned = {label(p): v.tables["unpinned"] for p, v in site_visits.narrow.items()
+                if v.tables["unpinned"]}
+    assert not unpinned, "(table's first row, px its first column moved out of view)"
+
+
+def test_the_table_checks_fire_on_a_wide_table_and_a_tall_row(browser, tmp_path):
+    """A table wider than its column in a closed block, and one with a row taller than
+    TALL_ROW_PX in a tab not shown: both reported, and the page left as it was. Of two tables
+    that scroll, the one whose first column is not sticky is reported."""
+    row = ('<tr><td style="white-space:nowrap">{}</td><td style="white-space:nowrap">'
+           + "a long cell that does not fit the column " * 3 + "</td></tr>")
+    pinned = row.format("pinned").replace(
+        '<td style="white-space:nowrap">', '<td style="white-space:nowrap;position:sticky;left:0">', 1)
+    body = ('<div class="md-typeset" style="width:600px">'
+            f'<div class="md-typeset__scrollwrap" style="overflow-x:auto"><table>{row.format("loose")}'
+            '</table></div><div class="md-typeset__scrollwrap" style="overflow-x:auto"><table>'
+            f'{pinned}</table></div>'
+            '<details><summary>more</summary>'
+            '<div class="md-typeset__scrollwrap" style="overflow-x:auto"><table><tr>'
+            '<td style="white-space:nowrap">the column that matters sits past the right edge '
+            'of a six-hundred pixel column, so a reader never sees it</td></tr></table></div>'
+            '</details><div class="tabbed-block" style="display:none"><div '
+            'class="md-typeset__scrollwrap"><table><tr><td><div style="height:700px">notes</div>'
+            '</td></tr></table></div></div></div>')
+    with bad_page(browser, tmp_path, body) as (page, server):
+        page.goto(server.url(""), wait_until="load")
+        found = page.evaluate(TABLE_FIT.replace("TALL_ROW_PX", str(TALL_ROW_PX)))
+        restored = page.evaluate("() => !document.querySelector('details').open && "
+                                 "getComputedStyle(document.querySelector('.tabbed-block')).display === 'none'")
+    assert [n[:5] for n, _ in found["unpinned"]] == ["loose"], found
+    wide = [n for n, _ in found["wide"] if n.startswith("the column that matters")]
+    assert len(wide) == 1 and len(found["wide"]) == 3, found["wide"]
+    assert found["wide"][2][1] > 100
+    assert [name for name, _ in found["tall"]] == ["notes"] and found["tall"][0][1] > TALL_ROW_PX
+    assert restored
 
 
 def test_code_in_table_cells_never_breaks(visits):
