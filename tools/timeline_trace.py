@@ -100,8 +100,10 @@ def read_trace(path: Path) -> tuple[list, list]:
         with open(path, "rb") as f:
             sqlite = f.read(16).startswith(b"SQLite format 3")
         return _intervals_nsys(path) if sqlite else _intervals_chrome(path)
+    except RecursionError:
+        raise ValueError(f"cannot read the trace {path}: nested too deeply") from None
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError, sqlite3.Error,
-            KeyError, TypeError) as exc:
+            KeyError, TypeError, AttributeError) as exc:  # AttributeError: a field of another type
         raise ValueError(f"cannot read the trace {path}: {exc}") from None
 
 
@@ -192,8 +194,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.add and args.output.is_file():
         try:
             traces = json.loads(args.output.read_text()).get("traces", {})
+        except RecursionError:
+            parser.error(f"cannot read {args.output} to add to it: nested too deeply")
         except (OSError, ValueError, AttributeError) as exc:
             parser.error(f"cannot read {args.output} to add to it: {exc}")
+        if not isinstance(traces, dict):
+            parser.error(f"cannot add to {args.output}: its \"traces\" is not an object")
     traces[args.label] = {"source": args.trace.name, "converted": datetime.now(timezone.utc).isoformat(
         timespec="seconds"), **found}
     atomic_write(args.output, json.dumps({"traces": traces}, indent=1) + "\n")

@@ -1,0 +1,56 @@
+"""What the fault campaign of 2026-12-06 (issue 49, round four) found in the tools: each case
+failed before its fix. The campaign and its scored table: gpu/logs/cpu-2026-12-06/fault-campaign.md."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers import ROOT, run_snippet, run_to
+
+ONE_LINE_FULL = "error: cannot write to standard output (/dev/full): No space left on device\n"
+
+
+@pytest.mark.parametrize("relpath,args", [
+    ("../tools/timeline_trace.py", []), ("../tools/structure_logs.py", []),
+    ("../tools/mandelbrot_image.py", []), ("bench/run.py", ["mandelbrot"])])
+def test_help_to_a_full_device_is_one_line_not_a_silent_success(relpath, args):
+    proc = run_to("/dev/full", relpath, *args, "--help")
+    assert (proc.returncode, proc.stderr) == (1, ONE_LINE_FULL)
+    proc = run_to("closed pipe", relpath, *args, "--help")  # | head: quiet
+    assert (proc.returncode, proc.stderr) == (0, "")
+
+
+def test_mandelbrot_image_with_stdout_full_is_one_line_and_the_image_is_written(tmp_path):
+    png = tmp_path / "m.png"
+    proc = run_to("/dev/full", "../tools/mandelbrot_image.py", png)
+    assert (proc.returncode, proc.stderr) == (1, ONE_LINE_FULL)
+    assert png.read_bytes().startswith(b"\x89PNG")
+
+
+KERNEL = {"ph": "X", "cat": "kernel", "name": "k", "ts": 0, "dur": 10, "pid": 1, "tid": 1}
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("trace,output,why", [
+    ({"traceEvents": [{"ph": "M", "name": "process_name", "args": [1]}]}, None,
+     "cannot read the trace {trace}: 'list' object has no attribute 'get'"),
+    (DEEP, None, "cannot read the trace {trace}: nested too deeply"),
+    ({"traceEvents": [KERNEL]}, {"traces": [1]},
+     'cannot add to {output}: its "traces" is not an object'),
+    ({"traceEvents": [KERNEL]}, '{"traces":' * 100_000 + "1" + "}" * 100_000,
+     "cannot read {output} to add to it: nested too deeply"),
+])
+def test_timeline_trace_damaged_inputs_are_one_line_and_keep_the_output(tmp_path, trace, output,
+                                                                       why):
+    paths = {"trace": tmp_path / "trace.json", "output": tmp_path / "timeline.json"}
+    for name, content in (("trace", trace), ("output", output)):
+        if content is not None:
+            paths[name].write_text(content if isinstance(content, str) else json.dumps(content))
+    before = paths["output"].read_bytes() if output is not None else None
+    proc = run_snippet("../tools/timeline_trace.py", "--label", "x", "--output", paths["output"],
+                       *(["--add"] if output is not None else []), paths["trace"])
+    assert (proc.returncode, proc.stderr) == (2, f"error: {why.format(**paths)}\n")
+    assert (paths["output"].read_bytes() if output is not None
+            else paths["output"].exists()) == (before if output is not None else False)
