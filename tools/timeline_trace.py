@@ -185,8 +185,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a gap up to this many microseconds is small kernels' (default 20)")
     parser.add_argument("--add", action="store_true", help="keep the output's other traces")
     args = parser.parse_args(argv)
-    if args.window < 1e-5:  # the file keeps times to 0.1 us: a shorter window is written as 0 ms
-        parser.error(f"--window must be at least 1e-05 s (10 us), got {args.window:g}")
+    if args.window < 1e-6:  # the file keeps times to 0.1 us: a shorter window is written as 0 ms
+        parser.error(f"--window must be at least 1e-06 s (1 us), got {args.window:g}")
     try:
         device, host = read_trace(args.trace)
         found = summarize(device, host, args.window, args.small)
