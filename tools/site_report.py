@@ -46,7 +46,7 @@ except ModuleNotFoundError as exc:  # run as a file: the repository root is not 
     sys.stderr.write("error: run it from the repository root as: python -m tools.site_report\n")
     sys.exit(2)
 
-from bench.cli import CannotWrite, atomic_write, run_main, show  # noqa: E402 (the project's package)
+from bench.cli import CannotWrite, atomic_write, run_main, show  # noqa: E402 (the project's)
 
 ROOT = Path(__file__).resolve().parents[1]
 

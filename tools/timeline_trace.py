@@ -173,7 +173,7 @@ def summarize(device: list, host: list, window: float, small_us: float, points: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bench.cli import Parser, atomic_write, output_path, positive_float, show
+    from bench.cli import Locked, Parser, atomic_write, lock, output_path, positive_float, show
 
     parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("trace", type=Path, help="nsys SQLite export, or a Chrome-format trace")
@@ -192,21 +192,25 @@ def main(argv: list[str] | None = None) -> int:
         found = summarize(device, host, args.window, args.small)
     except ValueError as exc:
         parser.error(str(exc))
-    traces = {}
-    if args.add and args.output.is_file():
-        try:
-            traces = json.loads(args.output.read_text()).get("traces", {})
-        except RecursionError:
-            parser.error(f"cannot read {args.output} to add to it: nested too deeply")
-        except (OSError, ValueError, AttributeError) as exc:
-            parser.error(f"cannot read {args.output} to add to it: {exc}")
-        if not isinstance(traces, dict):
-            parser.error(f"cannot add to {args.output}: its \"traces\" is not an object")
-    traces[args.label] = {"source": args.trace.name, "converted": datetime.now(timezone.utc).isoformat(
-        timespec="seconds"), **found}
-    atomic_write(args.output, json.dumps({"traces": traces}, indent=1) + "\n")
-    show(f"{args.output}: {args.label}: {found['kernel_count']} kernels in "
-          f"{found['window_ms']:.1f} ms, idle by cause (ms) {json.dumps(found['ms'])}")
+    try:  # --add reads, adds and renames: one run at a time, or one could drop the other's trace
+        with lock(args.output if args.add else None):
+            traces = {}
+            if args.add and args.output.is_file():
+                try:
+                    traces = json.loads(args.output.read_text()).get("traces", {})
+                except RecursionError:
+                    parser.error(f"cannot read {args.output} to add to it: nested too deeply")
+                except (OSError, ValueError, AttributeError) as exc:
+                    parser.error(f"cannot read {args.output} to add to it: {exc}")
+                if not isinstance(traces, dict):
+                    parser.error(f"cannot add to {args.output}: its \"traces\" is not an object")
+            converted = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            traces[args.label] = {"source": args.trace.name, "converted": converted, **found}
+            atomic_write(args.output, json.dumps({"traces": traces}, indent=1) + "\n")
+            show(f"{args.output}: {args.label}: {found['kernel_count']} kernels in "
+                  f"{found['window_ms']:.1f} ms, idle by cause (ms) {json.dumps(found['ms'])}")
+    except Locked as exc:
+        parser.error(str(exc))
     return 0
 
 

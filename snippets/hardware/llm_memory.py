@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.model}, weights in {args.weights}, KV cache in {args.kv}",
         f"weights:                {p['weights'] / GIB:8.1f} GiB",
         f"KV cache per token:     {p['per_token'] / MIB:8.3f} MiB",
-        f"KV cache, all tokens:   {p['cache'] / GIB:8.1f} GiB  ({args.batch} x {args.context:,} tokens)",
+        f"KV cache, all tokens:   {p['cache'] / GIB:8.1f} GiB  "
+        f"({args.batch} x {args.context:,} tokens)",
         f"total:                  {p['total'] / GIB:8.1f} GiB",
         f"on {usable / GIB:.1f} GiB per GPU: the weights alone {alone} on one GPU; "
         f"weights + KV cache need {p['gpus']} GPU{'s' if p['gpus'] > 1 else ''} "

@@ -1,5 +1,5 @@
 """What the fault campaign of 2026-12-06 (issue 49, round four) found in the tools: each case
-failed before its fix. The campaign and its scored table: gpu/logs/cpu-2026-12-06/fault-campaign.md."""
+failed before its fix. The scored table: gpu/logs/cpu-2026-12-06/fault-campaign.md."""
 
 from __future__ import annotations
 
@@ -65,3 +65,25 @@ def test_timeline_trace_refuses_a_window_its_file_would_write_as_0_ms(tmp_path, 
     assert (proc.returncode, proc.stderr) == (
         2, f"error: --window must be at least 1e-06 s (1 us), got {float(window):g}\n")
     assert not (tmp_path / "t.json").exists()
+
+
+def test_timeline_trace_add_is_one_run_at_a_time(tmp_path):
+    """--add reads the output, adds a trace and renames: a second run at once could drop the
+    first one's trace, so a live run's lock is one line and the output is left as it was."""
+    import os
+
+    trace, output = tmp_path / "trace.json", tmp_path / "timeline.json"
+    trace.write_text(json.dumps({"traceEvents": [KERNEL]}))
+    output.write_text(json.dumps({"traces": {"first": {}}}))
+    (tmp_path / "timeline.json.lock").write_text(f"{os.getpid()}\n")  # this process: alive
+    proc = run_snippet("../tools/timeline_trace.py", "--label", "second", "--add", "--output",
+                       output, trace)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"error: another run (process {os.getpid()}) is writing {output}")
+    assert json.loads(output.read_text()) == {"traces": {"first": {}}}
+    (tmp_path / "timeline.json.lock").unlink()
+    proc = run_snippet("../tools/timeline_trace.py", "--label", "second", "--add", "--output",
+                       output, trace)
+    assert proc.returncode == 0 and set(json.loads(output.read_text())["traces"]) == {"first",
+                                                                                     "second"}
+    assert not (tmp_path / "timeline.json.lock").exists()
