@@ -101,3 +101,21 @@ def test_pages_give_the_h200_memory_the_card_reports(page):
         assert int(mib.replace(",", "")) == llm.H200_MIB, (page, mib)
     for gib in re.findall(r"(?<![\d.])(14\d\.\d) GiB", text):
         assert gib == f"{llm.H200_MIB / 1024:.1f}" or (page.endswith("gpus-on-aws.md") and gib == "141.0"), (page, gib)
+
+
+@pytest.mark.parametrize("stdout", ["closed", "/dev/full", "closed pipe"])
+def test_stdout_closed_full_or_gone_is_one_line_or_quiet_never_a_silent_success(stdout):
+    """`>&-` and `> /dev/full` are one line and a non-zero exit (the answer was not given);
+    `| head -1` ends quietly, with no BrokenPipeError traceback."""
+    from helpers import run_to
+
+    if stdout == "closed":
+        proc = subprocess.run(["bash", "-c", f"{sys.executable} {SCRIPT} >&-"],
+                              capture_output=True, text=True, timeout=60)
+        assert (proc.returncode, proc.stderr) == (
+            2, "error: standard output is closed; give it a file (> FILE) or /dev/null\n")
+        return
+    proc = run_to(stdout, "hardware/llm_memory.py")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == ("error: cannot write to standard output: No space left on device\n"
+                           if stdout == "/dev/full" else "")

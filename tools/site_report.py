@@ -46,6 +46,8 @@ except ModuleNotFoundError as exc:  # run as a file: the repository root is not 
     sys.stderr.write("error: run it from the repository root as: python -m tools.site_report\n")
     sys.exit(2)
 
+from bench.cli import CannotWrite, atomic_write, run_main, show  # noqa: E402 (the project's)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 LIGHTHOUSE_VERSION = "13.5.0"
@@ -178,14 +180,14 @@ def main(argv=None) -> int:
         site = args.site
         if site is None:
             site = Path(tmp) / "site"
-            print("building the site (mkdocs build --strict) ...", flush=True)
+            show("building the site (mkdocs build --strict) ...")
             try:
                 build_site(site)
             except RuntimeError as exc:
                 return fail(str(exc))
         server, httpd = serve_gzip(site, sitecheck.site_prefix())
         try:
-            print("measuring every page in Chromium ...", flush=True)
+            show("measuring every page in Chromium ...")
             weights = page_weights(server, chromium)
             heaviest = max(weights, key=lambda p: weights[p]["bytes"])
             try:
@@ -195,7 +197,7 @@ def main(argv=None) -> int:
             lh = {}
             for path in dict.fromkeys(["", heaviest]):
                 for preset in presets:
-                    print(f"lighthouse {preset}: /{path} ...", flush=True)
+                    show(f"lighthouse {preset}: /{path} ...")
                     out = Path(tmp) / f"lh-{preset}-{len(lh)}.json"
                     try:
                         lh[f"{preset} {sitecheck.label(path)}"] = lighthouse(
@@ -207,9 +209,9 @@ def main(argv=None) -> int:
             httpd.server_close()
 
     missed = []
-    print(f"\nPage weight (transferred, text gzip-compressed as GitHub Pages sends it; "
-          f"goal: under {WEIGHT_GOAL / 1e6:.0f} MB without a diagram)")
-    print(f"{'page':46} {'kB':>7} {'requests':>8}  diagrams")
+    show(f"\nPage weight (transferred, text gzip-compressed as GitHub Pages sends it; "
+         f"goal: under {WEIGHT_GOAL / 1e6:.0f} MB without a diagram)")
+    show(f"{'page':46} {'kB':>7} {'requests':>8}  diagrams")
     for path, w in sorted(weights.items(), key=lambda item: -item[1]["bytes"]):
         flag = ""
         if not w["diagrams"] and w["bytes"] >= WEIGHT_GOAL:
@@ -218,34 +220,32 @@ def main(argv=None) -> int:
         if w["offsite"]:
             flag += f"  OFF-SITE: {w['offsite'][:2]}"
             missed.append(f"{sitecheck.label(path)} requests off-site files")
-        print(f"{'/' + path:46} {w['bytes'] / 1000:7.0f} {w['requests']:8d}  "
-              f"{w['diagrams'] or '':>8}{flag}")
-    print(f"\nLighthouse {next(iter(lh.values()))['lighthouse']} "
-          f"(goals: performance >= 90, the others >= 95)")
-    print(f"{'run':40} {'perf':>5} {'a11y':>5} {'b-p':>5} {'seo':>5} {'kB':>7} "
-          f"{'LCP ms':>7} {'TBT ms':>7}")
+        show(f"{'/' + path:46} {w['bytes'] / 1000:7.0f} {w['requests']:8d}  "
+             f"{w['diagrams'] or '':>8}{flag}")
+    show(f"\nLighthouse {next(iter(lh.values()))['lighthouse']} "
+         f"(goals: performance >= 90, the others >= 95)")
+    show(f"{'run':40} {'perf':>5} {'a11y':>5} {'b-p':>5} {'seo':>5} {'kB':>7} "
+         f"{'LCP ms':>7} {'TBT ms':>7}")
     for name, r in lh.items():
         s = r["scores"]
-        print(f"{name:40} {s['performance']:5d} {s['accessibility']:5d} "
-              f"{s['best-practices']:5d} {s['seo']:5d} {r['total_byte_weight'] / 1000:7.0f} "
-              f"{r['lcp_ms']:7.0f} {r['tbt_ms']:7.0f}")
+        show(f"{name:40} {s['performance']:5d} {s['accessibility']:5d} "
+             f"{s['best-practices']:5d} {s['seo']:5d} {r['total_byte_weight'] / 1000:7.0f} "
+             f"{r['lcp_ms']:7.0f} {r['tbt_ms']:7.0f}")
         for category, goal in GOALS.items():
             if s[category] < goal:
                 missed.append(f"{name}: {category} {s[category]} < {goal} "
                               f"(audits below 0.9: {', '.join(r['audits_below_90'])})")
     if args.json:  # whole or not at all: a full disk keeps an earlier report
-        from bench.cli import CannotWrite, atomic_write
-
         try:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(args.json, json.dumps({"weights": weights, "lighthouse": lh}, indent=1))
         except (OSError, CannotWrite) as exc:
             return fail(str(exc) if isinstance(exc, CannotWrite) else
                         f"cannot write {args.json}: {exc.strerror or exc}")
-    print("\n" + ("\n".join("goal missed: " + m for m in missed) if missed else
-                  "every goal met"))
+    show("\n" + ("\n".join("goal missed: " + m for m in missed) if missed else
+                 "every goal met"))
     return 1 if missed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_main(main))

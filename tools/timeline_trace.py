@@ -100,8 +100,10 @@ def read_trace(path: Path) -> tuple[list, list]:
         with open(path, "rb") as f:
             sqlite = f.read(16).startswith(b"SQLite format 3")
         return _intervals_nsys(path) if sqlite else _intervals_chrome(path)
+    except RecursionError:
+        raise ValueError(f"cannot read the trace {path}: nested too deeply") from None
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError, sqlite3.Error,
-            KeyError, TypeError) as exc:
+            KeyError, TypeError, AttributeError) as exc:  # AttributeError: a field of another type
         raise ValueError(f"cannot read the trace {path}: {exc}") from None
 
 
@@ -171,7 +173,7 @@ def summarize(device: list, host: list, window: float, small_us: float, points: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bench.cli import Parser, atomic_write, output_path, positive_float, show
+    from bench.cli import Locked, Parser, atomic_write, lock, output_path, positive_float, show
 
     parser = Parser(description=__doc__.splitlines()[0])
     parser.add_argument("trace", type=Path, help="nsys SQLite export, or a Chrome-format trace")
@@ -183,22 +185,32 @@ def main(argv: list[str] | None = None) -> int:
                         help="a gap up to this many microseconds is small kernels' (default 20)")
     parser.add_argument("--add", action="store_true", help="keep the output's other traces")
     args = parser.parse_args(argv)
+    if args.window < 1e-6:  # the file keeps times to 0.1 us: a shorter window is written as 0 ms
+        parser.error(f"--window must be at least 1e-06 s (1 us), got {args.window:g}")
     try:
         device, host = read_trace(args.trace)
         found = summarize(device, host, args.window, args.small)
     except ValueError as exc:
         parser.error(str(exc))
-    traces = {}
-    if args.add and args.output.is_file():
-        try:
-            traces = json.loads(args.output.read_text()).get("traces", {})
-        except (OSError, ValueError, AttributeError) as exc:
-            parser.error(f"cannot read {args.output} to add to it: {exc}")
-    traces[args.label] = {"source": args.trace.name, "converted": datetime.now(timezone.utc).isoformat(
-        timespec="seconds"), **found}
-    atomic_write(args.output, json.dumps({"traces": traces}, indent=1) + "\n")
-    show(f"{args.output}: {args.label}: {found['kernel_count']} kernels in "
-          f"{found['window_ms']:.1f} ms, idle by cause (ms) {json.dumps(found['ms'])}")
+    try:  # --add reads, adds and renames: one run at a time, or one could drop the other's trace
+        with lock(args.output if args.add else None):
+            traces = {}
+            if args.add and args.output.is_file():
+                try:
+                    traces = json.loads(args.output.read_text()).get("traces", {})
+                except RecursionError:
+                    parser.error(f"cannot read {args.output} to add to it: nested too deeply")
+                except (OSError, ValueError, AttributeError) as exc:
+                    parser.error(f"cannot read {args.output} to add to it: {exc}")
+                if not isinstance(traces, dict):
+                    parser.error(f"cannot add to {args.output}: its \"traces\" is not an object")
+            converted = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            traces[args.label] = {"source": args.trace.name, "converted": converted, **found}
+            atomic_write(args.output, json.dumps({"traces": traces}, indent=1) + "\n")
+            show(f"{args.output}: {args.label}: {found['kernel_count']} kernels in "
+                  f"{found['window_ms']:.1f} ms, idle by cause (ms) {json.dumps(found['ms'])}")
+    except Locked as exc:
+        parser.error(str(exc))
     return 0
 
 

@@ -35,6 +35,13 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # noqa: D102  (argparse's hook)
         self.exit(2, f"error: {message}\n")
 
+    def print_help(self, file=None):  # noqa: D102  (argparse's hook)
+        """--help through `show`: a full stdout raises CannotWrite (one line, exit 1 in
+        run_main) instead of a silent exit 0, a reader gone (| head) ends quietly."""
+        if file is not None:
+            return super().print_help(file)
+        show(self.format_help().rstrip("\n"))
+
 
 def _number(kind, text: str):
     try:

@@ -21,6 +21,7 @@ from __future__ import annotations
 # --8<-- [start:imports]
 import argparse
 import math
+import os
 import sys
 # --8<-- [end:imports]
 
@@ -93,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reserve-mib", type=float, default=0.0,
                         help="memory kept free per GPU in MiB (CUDA context, activations), 0")
     args = parser.parse_args(argv)
+    if sys.stdout is None:  # started with standard output closed (>&-): nowhere to answer
+        parser.exit(2, "error: standard output is closed; give it a file (> FILE) or /dev/null\n")
     if min(args.context, args.batch) < 1 or not 0 < args.gpu_tbs <= 1000:
         parser.error("--context and --batch must be above 0, --gpu-tbs above 0 and at most 1000")
     # at least 1 MiB usable and at most 16 TiB a GPU: false for nan and inf too
@@ -104,17 +107,27 @@ def main(argv: list[str] | None = None) -> int:
     p = plan(args.model, args.weights, args.kv, args.context, args.batch, args.gpu_mib,
              args.gpu_tbs, args.reserve_mib)
     usable = (args.gpu_mib - args.reserve_mib) * MIB
-    print(f"{args.model}, weights in {args.weights}, KV cache in {args.kv}")
-    print(f"weights:                {p['weights'] / GIB:8.1f} GiB")
-    print(f"KV cache per token:     {p['per_token'] / MIB:8.3f} MiB")
-    print(f"KV cache, all tokens:   {p['cache'] / GIB:8.1f} GiB  ({args.batch} x {args.context:,} tokens)")
-    print(f"total:                  {p['total'] / GIB:8.1f} GiB")
     alone = "fit" if p["weights_alone_fit"] else "do not fit"
-    print(f"on {usable / GIB:.1f} GiB per GPU: the weights alone {alone} on one GPU; "
-          f"weights + KV cache need {p['gpus']} GPU{'s' if p['gpus'] > 1 else ''} "
-          f"({p['left'] / GIB:.1f} GiB left over)")
-    print(f"decode bound at {args.gpu_tbs:g} TB/s per GPU: {p['steps_per_s']:.1f} steps/s, "
-          f"{p['tokens_per_s']:.0f} tokens/s for the batch of {args.batch}")
+    lines = [
+        f"{args.model}, weights in {args.weights}, KV cache in {args.kv}",
+        f"weights:                {p['weights'] / GIB:8.1f} GiB",
+        f"KV cache per token:     {p['per_token'] / MIB:8.3f} MiB",
+        f"KV cache, all tokens:   {p['cache'] / GIB:8.1f} GiB  "
+        f"({args.batch} x {args.context:,} tokens)",
+        f"total:                  {p['total'] / GIB:8.1f} GiB",
+        f"on {usable / GIB:.1f} GiB per GPU: the weights alone {alone} on one GPU; "
+        f"weights + KV cache need {p['gpus']} GPU{'s' if p['gpus'] > 1 else ''} "
+        f"({p['left'] / GIB:.1f} GiB left over)",
+        f"decode bound at {args.gpu_tbs:g} TB/s per GPU: {p['steps_per_s']:.1f} steps/s, "
+        f"{p['tokens_per_s']:.0f} tokens/s for the batch of {args.batch}",
+    ]
+    try:
+        print("\n".join(lines), flush=True)
+    except OSError as exc:  # a reader that stops (| head) ends it quietly; a full device is named
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        if not isinstance(exc, BrokenPipeError):
+            print(f"error: cannot write to standard output: {exc.strerror}", file=sys.stderr)
+        return 1
     return 0
 
 

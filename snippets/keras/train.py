@@ -507,6 +507,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.learning_rate in (0.0, 1.0):
         parser.error(f"--learning-rate must be strictly between 0 and 1, got {args.learning_rate}")
+    if args.learning_rate < 2.0**-126:  # the optimizer keeps it in float32: it would be 0 there
+        parser.error(f"--learning-rate {args.learning_rate:g} is below float32's smallest normal "
+                     "number (1.2e-38), in which the optimizer keeps it")
 
     try:
         check_backend()

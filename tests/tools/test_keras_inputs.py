@@ -224,6 +224,16 @@ def test_train_rejects_bad_numbers(dataset, args, run):
     one_line_error(run(TRAIN, dataset, *args))
 
 
+@pytest.mark.parametrize("rate", ["1e-310", "1e-39"])
+def test_train_refuses_a_learning_rate_that_float32_holds_as_0_or_subnormal(dataset, tmp_path,
+                                                                           rate, run):
+    """1e-310 is above 0 as a Python float but 0 in the optimizer's float32: a run that learns
+    nothing and says OK."""
+    one_line_error(run(TRAIN, dataset, "--output-dir", tmp_path / "out", "--epochs", "1",
+                       "--image-size", "8", "--learning-rate", rate), "float32")
+    assert not (tmp_path / "out").exists()
+
+
 def test_damaged_last_keras_on_resume_is_one_line(dataset, tmp_path, run):
     out = tmp_path / "run"
     out.mkdir()

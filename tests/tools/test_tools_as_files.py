@@ -24,3 +24,18 @@ def test_run_as_a_file_is_one_line(tool, tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.startswith("error: run it from the repository root as: python -m "
                                   f"tools.{tool}") and proc.stderr.count("\n") == 1
+
+
+def test_site_report_with_stdout_closed_is_one_line_before_any_work(tmp_path):
+    """`>&-`: its report would go nowhere, so it says so at once rather than measure the site
+    for minutes and end silently."""
+    (tmp_path / "index.html").write_text("<p>a built site</p>")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "snippets")}
+    try:
+        proc = subprocess.run(["bash", "-c", f"{sys.executable} -m tools.site_report --site "
+                               f"{tmp_path} >&-"], capture_output=True, text=True, timeout=60,
+                              cwd=ROOT, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail("it went on measuring with standard output closed")
+    assert (proc.returncode, proc.stderr) == (
+        1, "error: standard output is closed; give it a file (> FILE) or /dev/null\n")
