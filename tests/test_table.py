@@ -89,7 +89,14 @@ def test_a_long_name_breaks_only_where_it_is_told_and_renders_as_written():
 def test_code_of_several_words_in_a_table_wraps_at_its_spaces_only():
     """hooks/table_code.py: each word of a table cell's code in a span of its own (extra.css keeps
     it whole), code of one word and code outside tables untouched."""
-    import table_code
+    import importlib.util
+
+    # a MkDocs hook is a file mkdocs.yml names, not a package the editable install exposes
+    from helpers import ROOT
+
+    spec = importlib.util.spec_from_file_location("table_code", ROOT / "hooks" / "table_code.py")
+    table_code = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(table_code)
 
     page = ("<p><code>a b</code></p><table><tr><td><code>sudo hwinfo --gfxcard</code> "
             "<code>opencl-event</code></td></tr></table>")
