@@ -1,11 +1,10 @@
 """Matrix multiplication's registry: each kernel held to cuBLAS in its precision, same process
-(sgemm.cu's table timed by bench/runner.cu; Numba after cuBLAS FP32, Triton after BF16, through
-PyTorch). gpu/matmul.sh tunes (MATMUL_TUNE=1 adds the table's tuning instances), then confirms
-the picks of launchers.py. Run: python snippets/bench/run.py matmul --output matmul.json"""
+(sgemm.cu's table by bench/runner.cu; Numba after cuBLAS FP32, Triton after BF16, via PyTorch).
+gpu/matmul.sh tunes (MATMUL_TUNE=1: sgemm.cu's tuning instances), then confirms launchers.py's
+picks. Run: python snippets/bench/run.py matmul --output matmul.json"""
 from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import importlib.util
-import json
 import math
 import os
 import sys
@@ -13,11 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.adapters import CTable, OnDevice
+from bench.adapters import CTable, Lesson, OnDevice
 from bench.registry import Benchmark, Case, Variant
 
 import sgemm_numba as sg  # the teaching file beside this one (this script's own folder)
-from launchers import TEMPLATES, best, bf16, mm, numba_tiles, numba_warptile, pick, triton_tma
+from launchers import (TEMPLATES, bf16_put, mm, numba_tiles, numba_warptile, pick, to_host,  # noqa
+                       triton_config, triton_tma, tuned_instances)
 
 # --8<-- [start:register]
 STEPS = {"naive": "1 naive", "coalesced": "2 coalesced", "smem": "3 shared-memory tiles",
@@ -27,14 +27,14 @@ STEPS = {"naive": "1 naive", "coalesced": "2 coalesced", "smem": "3 shared-memor
          "wgmma": "9 tensor cores, wgmma + TMA (BF16)"}
 CUBLAS, PADDED = ("cublas_fp32", "cublas_tf32", "cublas_bf16"), "cublas_bf16_padded_k"
 BIG, BIG_KERNELS = 8192, ("cublas_fp32", "cublas_bf16", "warptile", "tensor_core", "wgmma")
-TUNE, TUNED = os.environ.get("MATMUL_TUNE") == "1", os.environ.get("MATMUL_TUNED")
+TUNE = os.environ.get("MATMUL_TUNE") == "1"  # a tuning run: every instance of the table
 
 
 def kernels(p: dict) -> dict[str, str]:  # the table rows run at a size: {row: name reported}
     names = [*CUBLAS, *STEPS] if p["m"] < BIG else list(BIG_KERNELS)
     if p["k"] % 8:  # the BF16 kernels compute over K rounded up to 8 (zeros): cuBLAS at that K
         names.insert(names.index("cublas_bf16") + 1, PADDED)
-    picked = pick(json.loads(Path(TUNED).read_text()), p) if TUNED and not TUNE else {}
+    picked = {} if TUNE else tuned_instances(p)  # {} without a tuning run's file
     return {n: n for n in [*names, "tune"]} if TUNE else {picked.get(k, k): k for k in names}
 
 
@@ -58,12 +58,12 @@ VARIANTS = {
     **{f"numba/{k}": Variant(f"Numba, {STEPS[k]}", step=STEPS[k].split()[0], measure=OnDevice(
         "numba", *((numba_warptile, ()) if k == "warptile" else (sg.matmul, (k,)))))
        for k in sg.KERNELS},  # the warp tile in the tuning run's tiles for each size
-    "torch/cublas_bf16": Variant("cuBLAS BF16, through PyTorch", group="ceiling",
-                                 measure=bf16(lambda x, y, c: mm(False, x, y, c), "bfloat16")),
-    "triton": Variant("Triton (BF16), one tile a program", step="1",
-                      measure=bf16("matmul_triton:matmul_into")),
+    "torch/cublas_bf16": Variant("cuBLAS BF16, through PyTorch", group="ceiling", measure=Lesson(
+        None, bf16_put("bfloat16"), lambda x, y, c: mm(False, x, y, c), get=to_host)),
+    "triton": Variant("Triton (BF16), one tile a program", step="1", measure=Lesson(
+        None, bf16_put(), "matmul_triton:matmul_into", get=to_host)),
     "triton_tma": Variant("Triton (BF16), persistent, TMA, tuned per size", step="2",
-                          measure=bf16(triton_tma)),
+                          measure=Lesson(None, bf16_put(), triton_tma, get=to_host)),
 }
 BF16 = ("torch/cublas_bf16", "triton", "triton_tma")  # the others: FP32
 TORCH = ("torch/cublas_fp32", *BF16)  # need torch, triton and a GPU
@@ -101,12 +101,11 @@ def counts(variant: str, p: dict, ref) -> dict:
     m, n, k, item = p["m"], p["n"], p["k"], 2 if variant in BF16 else 4
     extra = {"precision": "bf16" if variant in BF16 else "fp32"}
     if variant == "triton_tma":  # the config it ran at this size: the tuning run's, or default
-        extra["config"] = list(sys.modules["matmul_triton"].tma_config(
-            m, n, best("MATMUL_TRITON_TUNED", "config", m, n, k)))
+        extra["config"] = triton_config(m, n, k)
     if variant.startswith("numba/") and not sg.SIMULATOR:  # compiled by the check run
         regs = sg.KERNELS[variant.removeprefix("numba/")].get_regs_per_thread()
         extra["registers"] = regs if isinstance(regs, int) else max(regs.values())
-    if variant == "numba/warptile":  # the tiles its last call compiled (tuning.numba_warptile)
+    if variant == "numba/warptile":  # the tiles its last call compiled (launchers.numba_warptile)
         extra["tiles"] = numba_tiles()
     return {"flops": 2 * m * n * k, "bytes": item * (m * k + k * n) + 4 * m * n, "extra": extra}
 

@@ -10,8 +10,6 @@ import os
 import sys
 from pathlib import Path
 
-from bench.adapters import Lesson
-
 STARTED_WITH = os.environ.get("MATMUL_NUMBA_WARPTILE", "")  # Numba's warp tile without a pick
 TEMPLATES = {"warptile": "wt_", "tensor_core": "tc_", "wgmma": "wgmma_"}  # instance prefixes
 
@@ -23,16 +21,20 @@ def mm(fp32: bool, x, y, c) -> None:  # cuBLAS through PyTorch into c; FP32: no 
     torch.mm(x, y, out=c)
 
 
-def bf16(into, out_type: str = "float32") -> Lesson:
-    """A BF16 product on matmul_triton.py's operands (BF16 copies made on the GPU, rows padded,
-    B transposed, as in sgemm.cu), into `out_type` (FP32; cuBLAS through PyTorch: BF16)."""
+def bf16_put(out_type: str = "float32"):
+    """The `put` of a BF16 row: matmul_triton.py's operands, made on the GPU (BF16, rows padded,
+    B transposed, as in sgemm.cu), and C in `out_type` (FP32; cuBLAS through PyTorch: BF16)."""
     def put(a, b, c):
         import torch
         from matmul_triton import tma_operands
 
         return *tma_operands(a, b), torch.empty(c.shape, dtype=getattr(torch, out_type),
                                                 device="cuda")
-    return Lesson(None, put, into, get=lambda c: c.float().cpu().numpy())
+    return put
+
+
+def to_host(c):  # a BF16 row's result, as FP32 NumPy
+    return c.float().cpu().numpy()
 
 
 # --8<-- [start:pick]
@@ -46,6 +48,12 @@ def pick(tuned: dict, p: dict) -> dict[str, str]:
         if kernel and m["phase"] == "kernel" and all(m["params"].get(d) == p[d] for d in "mnk"):
             best[kernel] = min(best.get(kernel, (math.inf, "")), (m["median_s"], name))
     return {kernel: name for kernel, (_, name) in best.items()}
+
+
+def tuned_instances(p: dict) -> dict[str, str]:
+    """`pick` on the tuning run's results file that MATMUL_TUNED names ({} without one)."""
+    path = os.environ.get("MATMUL_TUNED")
+    return pick(json.loads(Path(path).read_text()), p) if path else {}
 
 
 def best(env: str, key: str, m: int, n: int, k: int) -> list | None:
@@ -87,3 +95,10 @@ def triton_tma(a, b, c) -> None:
 
     config = best("MATMUL_TRITON_TUNED", "config", *c.shape, a.shape[1])
     matmul_triton.matmul_tma_into(a, b, c, config)
+
+
+def triton_config(m: int, n: int, k: int) -> list:
+    """The config the Triton kernel runs at this size: the tuning run's pick, or the default."""
+    import matmul_triton
+
+    return list(matmul_triton.tma_config(m, n, best("MATMUL_TRITON_TUNED", "config", m, n, k)))

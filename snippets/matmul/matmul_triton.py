@@ -100,10 +100,11 @@ def matmul_into(a, b, c, config=None) -> None:
 # tiles, which read A and B fewer times. The FP32 tile of C is staged through shared memory on
 # its way out: 128x256 leaves room for two stages of A and B only. The tuning run of
 # gpu/matmul.sh times every candidate of a size's class; the confirming run takes the fastest.
-TMA_CONFIGS = {"small": [(64, 128, 64, 8, 4, 4), (128, 64, 64, 8, 4, 4), (64, 64, 64, 8, 4, 6),
-                         (64, 128, 128, 8, 4, 3), (128, 128, 64, 8, 4, 4), (64, 256, 64, 8, 4, 4)],
-               "large": [(256, 128, 64, 8, 8, 3), (128, 256, 64, 8, 8, 2), (128, 256, 32, 8, 8, 4),
-                         (128, 128, 64, 8, 4, 4), (128, 128, 64, 8, 8, 4), (256, 128, 64, 16, 8, 3)]}
+TMA_CONFIGS = {
+    "small": [(64, 128, 64, 8, 4, 4), (128, 64, 64, 8, 4, 4), (64, 64, 64, 8, 4, 6),
+              (64, 128, 128, 8, 4, 3), (128, 128, 64, 8, 4, 4), (64, 256, 64, 8, 4, 4)],
+    "large": [(256, 128, 64, 8, 8, 3), (128, 256, 64, 8, 8, 2), (128, 256, 32, 8, 8, 4),
+              (128, 128, 64, 8, 4, 4), (128, 128, 64, 8, 8, 4), (256, 128, 64, 16, 8, 3)]}
 
 
 def tma_config(m: int, n: int, config=None) -> tuple:
