@@ -93,8 +93,19 @@ def triton_tma(a, b, c) -> None:
     else the default of its size class."""
     import matmul_triton
 
-    config = best("MATMUL_TRITON_TUNED", "config", *c.shape, a.shape[1])
-    matmul_triton.matmul_tma_into(a, b, c, config)
+    matmul_triton.matmul_tma_into(a, b, c, triton_pick(a, b))
+
+
+def triton_tma_graph(a, b, c) -> None:
+    """The same kernel and config, replayed from a CUDA graph (matmul_tma_graphed)."""
+    import matmul_triton
+
+    matmul_triton.matmul_tma_graphed(a, b, c, triton_pick(a, b))
+
+
+def triton_pick(a, b) -> tuple | None:  # hashable: the graphs are keyed by it
+    config = best("MATMUL_TRITON_TUNED", "config", a.shape[0], b.shape[1], a.shape[1])
+    return tuple(config) if config else None
 
 
 def triton_config(m: int, n: int, k: int) -> list:

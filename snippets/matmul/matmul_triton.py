@@ -177,6 +177,28 @@ def matmul_tma_into(a, b, c, config=None) -> None:
 # --8<-- [end:tma]
 
 
+# --8<-- [start:graph]
+GRAPHS: dict = {}  # the graph of the last tensors and config, with those tensors
+
+
+def matmul_tma_graphed(a, b, c, config=None) -> None:
+    """matmul_tma_into replayed from a CUDA graph: the first call on these tensors (and config)
+    compiles, then records the launch into a graph; every call replays it. A replay is one
+    driver call, instead of Triton's launch path in Python (microseconds a call, whatever the
+    kernel). A graph replays the same addresses: it keeps the tensors it was recorded with."""
+    key = (a.data_ptr(), b.data_ptr(), c.data_ptr(), *a.shape, *b.shape, *c.shape, config)
+    if key not in GRAPHS:
+        matmul_tma_into(a, b, c, config)  # compile outside the recording
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            matmul_tma_into(a, b, c, config)
+        GRAPHS.clear()  # one graph at a time: an older one would hold its tensors
+        GRAPHS[key] = graph, (a, b, c)
+    GRAPHS[key][0].replay()
+# --8<-- [end:graph]
+
+
 # --8<-- [start:check]
 def tolerance(precision: str, k: int) -> float:
     """Relative Frobenius error bound: BF16 inputs carry 8 significant bits (4 units of their
