@@ -72,6 +72,10 @@ const Kernel KERNELS[] = {
     WT(128, 128, 16, 64, 64, 2, 2, 8, 4, 128, 2, 1, 1), WT(128, 128, 16, 64, 64, 2, 2, 8, 4, 128, 2, 1, 4),
     WT(128, 128, 16, 64, 32, 2, 2, 4, 4, 256, 1, 1, 1), WT(128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 8, 1),
     WT(128, 128, 8, 64, 32, 2, 2, 4, 4, 256, 2, 1, 1),  // the Numba kernel's tiles
+    // Around the odd shape's pick (256x128, 1x4 sub-tiles: exactly 3 waves): tile rows in groups
+    // of 8 (L2 reuse), BK 8 (half the shared memory), and 128x128 two a SM in groups of 8.
+    WT(256, 128, 16, 64, 64, 1, 4, 8, 4, 256, 1, 8, 1), WT(256, 128, 8, 64, 64, 1, 4, 8, 4, 256, 1, 1, 1),
+    WT(128, 128, 16, 64, 64, 2, 2, 8, 4, 128, 2, 8, 1),
 #ifdef WITH_CUBLAS
     {"cublas_bf16", nullptr, cublas_bf16, true, "cublas"},
     {"cublas_bf16_padded_k", nullptr, cublas_bf16_padded_k, true, "cublas"},
