@@ -1,11 +1,15 @@
 """Tuning run (H200): the persistent TMA Triton kernel of matmul_triton.py in every config of its
 size class (TMA_CONFIGS), at every size of the benchmark, with cuBLAS BF16 through PyTorch timed
-in the same process (as the benchmark's torch/cublas_bf16 row: BF16 output). Each candidate is
-checked against cuBLAS on the same BF16 operands in FP32 (no TF32) and timed with CUDA events
-(median of 10 samples of several calls, after a warm-up). One JSON line per (size, config):
+in the same process (as the benchmark's torch/cublas_bf16 row: BF16 output) just before and
+after each. Each candidate is checked against cuBLAS on the same BF16 operands in FP32 (no
+TF32). Both are timed as replays of a CUDA graph (matmul_tma_graphed; falling back to plain
+calls where a graph cannot be made), so that a config's figure is its kernel's and not the
+launch from Python, which at the small sizes takes longer than the kernel whatever the config:
+CUDA events, median of 10 samples of enough calls to fill about 2 ms, after a warm-up. One JSON
+line per (size, config):
 
     {"size": [M, N, K], "config": [...], "ok": bool, "rel_err": e, "s": t, "cublas_s": t0,
-     "share": t0 / t}        (or "failed": the error's last line)
+     "share": t0 / t, "graphs": bool}        (or "failed": the error's last line)
 
 gpu/matmul.sh publishes, at each size, the checked config with the highest share (`best` in
 snippets/matmul/launchers.py). Stops starting new candidates after --budget seconds.
@@ -45,6 +49,21 @@ def median_s(torch, fn) -> float:
     return statistics.median(out)
 
 
+def replayed(torch, fn):
+    """fn recorded into a CUDA graph, as a function that replays it (fn itself if it cannot be
+    recorded), and whether it is a graph."""
+    fn()
+    torch.cuda.synchronize()
+    try:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn()
+        return graph.replay, True
+    except Exception as exc:  # noqa: BLE001 - time the plain calls instead, and say so
+        print(f"no CUDA graph ({exc}); timing plain calls", file=sys.stderr)
+        return fn, False
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=90.0,
@@ -64,7 +83,7 @@ def main() -> int:
         c = torch.empty((m, n), dtype=torch.float32, device="cuda")
         ref = x.float() @ y.float()  # the same BF16 operands, FP32 products and sums
         out_bf16 = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
-        cublas = lambda: torch.mm(x, y, out=out_bf16)  # noqa: E731
+        cublas, graphs = replayed(torch, lambda: torch.mm(x, y, out=out_bf16))
         for config in mt.TMA_CONFIGS["small" if m * n <= 2048 * 2048 else "large"]:
             if time.monotonic() - start > args.budget:
                 print(f"budget of {args.budget:g} s spent: {m}x{n}x{k} {config} not run",
@@ -77,9 +96,13 @@ def main() -> int:
                 err = float(torch.linalg.norm((c - ref).double())
                             / torch.linalg.norm(ref.double()))
                 before = median_s(torch, cublas)  # cuBLAS just before and after the candidate
-                t = median_s(torch, lambda: mt.matmul_tma_into(x, y, c, config))
+                def plain():
+                    mt.matmul_tma_into(x, y, c, config)
+                run, graphed = replayed(torch, plain) if graphs else (plain, False)
+                t = median_s(torch, run)
                 ref_s = min(before, median_s(torch, cublas))
-                row.update(ok=err < 1e-3, rel_err=err, s=t, cublas_s=ref_s, share=ref_s / t)
+                row.update(ok=err < 1e-3, rel_err=err, s=t, cublas_s=ref_s, share=ref_s / t,
+                           graphs=graphed)
             except Exception as exc:  # out of shared memory, a compile error: log it, go on
                 last = (str(exc).strip().splitlines() or [repr(exc)])[-1]
                 row.update(ok=False, failed=last[:300])
