@@ -98,7 +98,8 @@ def matmul_into(a, b, c, config=None) -> None:
 # the default. A product of at most 2048 x 2048 results gets small tiles, so that there are
 # enough of them for every SM (1024^2 in 64x128 tiles: 128 tiles for 132 SMs); a larger one big
 # tiles, which read A and B fewer times. The FP32 tile of C is staged through shared memory on
-# its way out: 128x256 leaves room for two stages of A and B only. The tuning run of
+# its way out: a 128x256 one takes 128 KiB of the 227, which limits the stages of A and B (a
+# config that does not fit fails at its first launch, and the tuning run says so). The tuning run of
 # gpu/matmul.sh times every candidate of a size's class; the confirming run takes the fastest.
 TMA_CONFIGS = {
     "small": [(64, 128, 64, 8, 4, 4), (128, 64, 64, 8, 4, 4), (64, 64, 64, 8, 4, 6),
