@@ -11,6 +11,11 @@ from sgemm_numba_tiles import (A_LOADS, ALIGN, B_LOADS, WACC_M, WACC_N, WARP, WA
 
 
 # --8<-- [start:warptile]
+@cuda.jit(device=True, inline=True)
+def load4_unaligned(x, r, c):  # x[r, c:c+4], inside x, in a row that is not 16-byte aligned
+    return (x[r, c], x[r, c + 1], x[r, c + 2], x[r, c + 3])
+
+
 @cuda.jit(fastmath=True, **WARPTILE_OPTIONS)
 def warptile(a, b, c):
     # Warp tiling plus double buffering, as in the CUDA C kernel: each warp owns a WM x WN piece
@@ -32,9 +37,10 @@ def warptile(a, b, c):
     lr, lc = lane // int32(WLANES_N), lane % int32(WLANES_N)
     row0, col0 = int32(cuda.blockIdx.y * WBM), int32(cuda.blockIdx.x * WBN)
     a_vec, b_vec = K % 4 == 0, N % 4 == 0
-    # A block whose tiles lie wholly inside A and B loads them with plain 16-byte loads, without
-    # fetch4's guards (as the CUDA C kernel does): the guards cost more than the loads.
-    inner = a_vec and b_vec and row0 + WBM <= M and col0 + WBN <= N
+    # A block whose tiles lie wholly inside A and B loads them without fetch4's guards (as the
+    # CUDA C kernel does): the guards cost more than the loads. 16-byte loads where the rows
+    # allow them (K, N multiples of 4), else four 4-byte loads, still without guards.
+    inner = row0 + WBM <= M and col0 + WBN <= N
     for i in range(WACC_M):
         for j in range(WACC_N):
             acc[i, j] = 0.0
@@ -46,13 +52,15 @@ def warptile(a, b, c):
             for l in range(A_LOADS):
                 e = t + l * WTHREADS
                 r, cc = row0 + e // (WBK // 4), k1 + (e % (WBK // 4)) * 4
-                v = load4(a, r, cc) if fast else fetch4(a, r, cc, a_vec)
+                v = fetch4(a, r, cc, a_vec) if not fast else (
+                    load4(a, r, cc) if a_vec else load4_unaligned(a, r, cc))
                 for q in range(4):
                     a_stage[l, q] = v[q]
             for l in range(B_LOADS):
                 e = t + l * WTHREADS
                 r, cc = k1 + e // (WBN // 4), col0 + (e % (WBN // 4)) * 4
-                v = load4(b, r, cc) if fast else fetch4(b, r, cc, b_vec)
+                v = fetch4(b, r, cc, b_vec) if not fast else (
+                    load4(b, r, cc) if b_vec else load4_unaligned(b, r, cc))
                 for q in range(4):
                     b_stage[l, q] = v[q]
         if k0 >= 0:
