@@ -36,9 +36,9 @@ nvcc_pid=$!
 # While nvcc builds: the Numba and the Triton tuning runs (each stops starting candidates when
 # its budget is spent, and logs a candidate that fails).
 export TRITON_CACHE_DIR="$build/triton-cache"
-timeout 90 python3 gpu/explore/matmul-numba-tiles.py --budget 65 \
+timeout 75 python3 gpu/explore/matmul-numba-tiles.py --budget 45 \
     > "$RESULTS_DIR/matmul-numba-tiles.jsonl" || echo "the Numba tuning run exited $?"
-timeout 90 python3 gpu/explore/matmul-triton-configs.py --budget 65 \
+timeout 75 python3 gpu/explore/matmul-triton-configs.py --budget 45 \
     > "$RESULTS_DIR/matmul-triton-configs.jsonl" || echo "the Triton tuning run exited $?"
 wait $nvcc_pid || { cat "$RESULTS_DIR/matmul-build.txt"; exit 1; }
 

@@ -26,7 +26,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "snippets", "matmul"))
-SIZES = [(1024,) * 3, (2048,) * 3, (4096,) * 3, (3001, 4099, 2053), (8192,) * 3]
+# In this order: the sizes left when the budget runs out run the default config of their class.
+SIZES = [(1024,) * 3, (2048,) * 3, (4096,) * 3, (8192,) * 3, (3001, 4099, 2053)]
 
 
 def median_s(torch, fn) -> float:
