@@ -98,13 +98,14 @@ def matmul_into(a, b, c, config=None) -> None:
 # the default. A product of at most 2048 x 2048 results gets small tiles, so that there are
 # enough of them for every SM (1024^2 in 64x128 tiles: 128 tiles for 132 SMs); a larger one big
 # tiles, which read A and B fewer times. The FP32 tile of C is staged through shared memory on
-# its way out: a 128x256 one takes 128 KiB of the 227, which limits the stages of A and B (a
-# config that does not fit fails at its first launch, and the tuning run says so). The tuning run of
-# gpu/matmul.sh times every candidate of a size's class; the confirming run takes the fastest.
+# its way out: a 128x256 one would take 128 KiB of the 227, so tiles that big go out in two
+# halves, which leaves room for three stages of A and B (a config that does not fit fails at
+# its first launch, and the tuning run says so). The tuning run of gpu/matmul.sh times every
+# candidate of a size's class; the confirming run takes the fastest.
 TMA_CONFIGS = {
     "small": [(64, 128, 64, 8, 4, 4), (128, 64, 64, 8, 4, 4), (64, 64, 64, 8, 4, 6),
               (64, 128, 128, 8, 4, 3), (128, 128, 64, 8, 4, 4), (64, 256, 64, 8, 4, 4)],
-    "large": [(256, 128, 64, 8, 8, 3), (128, 256, 64, 8, 8, 2), (128, 256, 32, 8, 8, 4),
+    "large": [(256, 128, 64, 8, 8, 3), (128, 256, 64, 8, 8, 3), (128, 256, 64, 16, 8, 3),
               (128, 128, 64, 8, 4, 4), (128, 128, 64, 8, 8, 4), (256, 128, 64, 16, 8, 3)]}
 
 
@@ -116,7 +117,7 @@ def tma_config(m: int, n: int, config=None) -> tuple:
 @triton.jit
 def matmul_tma_kernel(a_desc, b_desc, c_ptr, M, N, K, ldc, NUM_SMS: tl.constexpr,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                      GROUP_M: tl.constexpr):
+                      GROUP_M: tl.constexpr, HALVES: tl.constexpr):
     # A (M x K) and B^T (N x K) are both read along K, through tensor descriptors made on the
     # host: each load of a tile is one TMA copy into shared memory (zeros past the edges),
     # which wgmma reads.
@@ -134,9 +135,19 @@ def matmul_tma_kernel(a_desc, b_desc, c_ptr, M, N, K, ldc, NUM_SMS: tl.constexpr
             b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K])
             acc = tl.dot(a, b.T, acc)
         rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-        rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        tl.store(c_ptr + rm[:, None] * ldc + rn[None, :], acc,
-                 mask=(rm[:, None] < M) & (rn[None, :] < N))
+        if HALVES:  # the tile goes out in two halves, each staged through half the memory
+            acc0, acc1 = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)),
+                                             (0, 2, 1)))
+            rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N // 2)
+            tl.store(c_ptr + rm[:, None] * ldc + rn[None, :], acc0,
+                     mask=(rm[:, None] < M) & (rn[None, :] < N))
+            rn += BLOCK_N // 2
+            tl.store(c_ptr + rm[:, None] * ldc + rn[None, :], acc1,
+                     mask=(rm[:, None] < M) & (rn[None, :] < N))
+        else:
+            rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+            tl.store(c_ptr + rm[:, None] * ldc + rn[None, :], acc,
+                     mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 def padded_bf16(x):
@@ -173,8 +184,8 @@ def matmul_tma_into(a, b, c, config=None) -> None:
     sms = sm_count(a.device)
     grid = (min(sms, triton.cdiv(m, bm) * triton.cdiv(n, bn)),)
     matmul_tma_kernel[grid](a_desc, b_desc, c, m, n, k, c.stride(0), NUM_SMS=sms, BLOCK_M=bm,
-                            BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, num_warps=warps,
-                            num_stages=stages)
+                            BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, HALVES=bm * bn >= 128 * 256,
+                            num_warps=warps, num_stages=stages)
 # --8<-- [end:tma]
 
 
