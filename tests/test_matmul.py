@@ -591,6 +591,28 @@ def test_tuning_tables_bold_each_sizes_pick(r, tmp_path):
     assert cells["256×128×64, groups of 8, 8 warps, 3 stages"] == ["failed", "–"]
 
 
+@pytest.mark.skipif(not HAS_TRITON_ONLY, reason="needs triton")
+def test_tma_kernel_compiles_for_the_h200_within_its_shared_memory():
+    """The persistent TMA kernel in each size class's default config, compiled for sm_90 without
+    a GPU (Triton brings ptxas): wgmma in its PTX, and shared memory within the H200's 227 KiB a
+    block, which a config past it would only learn at its first launch on the GPU."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource, compile
+
+    mt = load_snippet(TRITON)
+    for config in (mt.TMA_CONFIGS["small"][0], mt.TMA_CONFIGS["large"][0]):
+        meta = mt.tma_meta(config)
+        options = {k: meta.pop(k) for k in ("num_warps", "num_stages")}
+        bm, bn, bk = meta["BLOCK_M"], meta["BLOCK_N"], meta["BLOCK_K"]
+        signature = {"a_desc": f"tensordesc<bf16[{bm},{bk}]>",
+                     "b_desc": f"tensordesc<bf16[{bn},{bk}]>", "c_ptr": "*fp32", **dict.fromkeys(["M", "N", "K", "ldc"], "i32"),
+                     **dict.fromkeys(["NUM_SMS", *meta], "constexpr")}
+        kernel = compile(ASTSource(mt.matmul_tma_kernel, signature, {"NUM_SMS": 132, **meta}),
+                         target=GPUTarget("cuda", 90, 32), options=options)
+        assert "wgmma.mma_async" in kernel.asm["ptx"], config
+        assert kernel.metadata.shared <= 227 * 1024, (config, kernel.metadata.shared)
+
+
 NUMBA_PER_SIZE = """
 import json
 import numpy as np

@@ -114,6 +114,13 @@ def tma_config(m: int, n: int, config=None) -> tuple:
     return tuple(config or TMA_CONFIGS["small" if m * n <= 2048 * 2048 else "large"][0])
 
 
+def tma_meta(config) -> dict:
+    """The kernel's compile-time arguments for a config of TMA_CONFIGS."""
+    bm, bn, bk, group, warps, stages = config
+    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group,
+            "HALVES": bm * bn >= 128 * 256, "num_warps": warps, "num_stages": stages}
+
+
 @triton.jit
 def matmul_tma_kernel(a_desc, b_desc, c_ptr, M, N, K, ldc, NUM_SMS: tl.constexpr,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
@@ -178,14 +185,13 @@ def matmul_tma_into(a, b, c, config=None) -> None:
     (m, k), n = a.shape, b.shape[1]
     if a.stride(1) != 1 or b.stride(0) != 1 or c.stride(1) != 1:
         raise ValueError("a and b.T must be contiguous along K, c along N")
-    bm, bn, bk, group, warps, stages = tma_config(m, n, config)
+    meta = tma_meta(tma_config(m, n, config))
+    bm, bn, bk = meta["BLOCK_M"], meta["BLOCK_N"], meta["BLOCK_K"]
     a_desc = TensorDescriptor(a, [m, k], [a.stride(0), 1], [bm, bk])
     b_desc = TensorDescriptor(b.T, [n, k], [b.stride(1), 1], [bn, bk])
     sms = sm_count(a.device)
     grid = (min(sms, triton.cdiv(m, bm) * triton.cdiv(n, bn)),)
-    matmul_tma_kernel[grid](a_desc, b_desc, c, m, n, k, c.stride(0), NUM_SMS=sms, BLOCK_M=bm,
-                            BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group, HALVES=bm * bn >= 128 * 256,
-                            num_warps=warps, num_stages=stages)
+    matmul_tma_kernel[grid](a_desc, b_desc, c, m, n, k, c.stride(0), NUM_SMS=sms, **meta)
 # --8<-- [end:tma]
 
 
