@@ -45,6 +45,7 @@ def warptile(a, b, c):
     # loads: 16-byte loads where the rows allow them (K, N multiples of 4), else four 4-byte
     # loads. An edge block's rows past M read row M - 1, its columns past N column N - 1: those
     # values only meet results that are never stored. Only the last tile must read zeros past K.
+    b_wide = b_vec and col0 + WBN <= N         # 16-byte loads of B: all of its columns inside
     for i in range(WACC_M):
         for j in range(WACC_N):
             acc[i, j] = 0.0
@@ -65,7 +66,7 @@ def warptile(a, b, c):
                 e = t + l * WTHREADS
                 r, cc = k1 + e // (WBN // 4), col0 + (e % (WBN // 4)) * 4
                 v = fetch4(b, r, cc, b_vec) if not fast else (
-                    load4(b, r, cc) if b_vec and cc + 3 < N else load4_clamped(b, r, cc))
+                    load4(b, r, cc) if b_wide else load4_clamped(b, r, cc))
                 for q in range(4):
                     b_stage[l, q] = v[q]
         if k0 >= 0:
