@@ -76,6 +76,8 @@ def main() -> int:
     import matmul_triton as mt
 
     torch.backends.cuda.matmul.allow_tf32 = False
+    print(f"triton {mt.triton.__version__}, torch {torch.__version__}, "
+          f"{torch.cuda.get_device_name()}", file=sys.stderr)
     start = time.monotonic()
     for m, n, k in SIZES:
         rng = np.random.default_rng(m + n + k)

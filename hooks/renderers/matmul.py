@@ -195,8 +195,8 @@ def tuned_candidates(docs_dir: Path, path: str, key: str) -> tuple[list, list, d
     sizes = sorted({r["size"] for r in found}, key=lambda s: (len(set(s)) > 1, s))
     picks = {s: max(ok, key=lambda r: r["share"]) for s in sizes
              if (ok := [r for r in found if r["size"] == s and r["ok"]])}
-    if not picks:
-        raise ValueError(f"{path} holds no candidate that passed its check")
+    if not found:
+        raise ValueError(f"{path} holds no candidate")
     return found, sizes, picks
 
 
