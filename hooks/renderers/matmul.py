@@ -126,8 +126,15 @@ def matmul_table(docs_dir: Path, path: str, lang: str = "", variants: str = "",
     rows += [[label(doc, v).partition(", ")[2] if lang else label(doc, v),
               *(f"{r[0]:.1f} ({100 * r[1]:.0f} %)" if (r := rate(ix, v, c, of)) else "–"
                 for c in cs)] for v in names]
-    return markdown_table(["TFLOP/s (% of cuBLAS, same process)", *cs.values()], rows,
-                          "l" + "r" * len(cs))
+    # the spread of what the cells show: each is a median; its slowest sample over its fastest
+    shown = [(m["max_s"] / m["min_s"], v, c) for v in {*names, *(base_of(v, of) for v in names)}
+             for c in cs if (m := ix.get((v, c)))]
+    worst, v, c = max(shown)
+    return (markdown_table(["TFLOP/s (% of cuBLAS, same process)", *cs.values()], rows,
+                           "l" + "r" * len(cs))
+            + f"\n\nEach cell is the median of its timed samples; the widest spread of any cell "
+            f"here (slowest sample over fastest) is {100 * (worst - 1):.1f} % ({label(doc, v)}, "
+            f"{cs[c]}).\n")
 
 
 @renderer("matmul_share_chart")
