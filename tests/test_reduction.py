@@ -1,6 +1,6 @@
 """Reductions: every Numba kernel of the lesson on the CUDA simulator (tiny sizes, blocks of one
-and two warps), the exact inputs and the error bound, the softmax kernels, the benchmark's
-checks, the CUDA C program's argument handling, and (on a GPU) the CUDA C program itself."""
+and two warps), the exact inputs and the error bound, the softmax and RMSNorm kernels, the
+benchmark's checks, the CUDA C programs' argument handling, and (on a GPU) the programs."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from helpers import HAS_GPU, ROOT, load_benchmark, load_snippet
 common = load_snippet("reduction/reduce_common.py")
 lesson = load_snippet("reduction/reduce_numba.py")
 softmax = load_snippet("reduction/softmax_numba.py")
+rmsnorm = load_snippet("reduction/rmsnorm_numba.py")
 STEPS = ("atomic", "shared", "shuffle", "vector", "one_pass")
 
 
@@ -75,24 +76,25 @@ def test_depths_follow_the_launch():
     assert lesson.depth("vector", n) < lesson.depth("shared", n)
 
 
-@pytest.mark.parametrize("held", [False, True])
-def test_softmax_rows_sum_to_one_within_the_bound(held):
-    x = np.random.default_rng(2).uniform(-4, 4, (2, 70)).astype(np.float32)
+@pytest.mark.parametrize("version", softmax.VERSIONS)
+def test_softmax_rows_sum_to_one_within_the_bound(version):
+    x = np.random.default_rng(2).uniform(-4, 4, (2, 72)).astype(np.float32)
     x[1, 5] = 30.0  # one large entry: the max subtraction keeps exp finite
-    d_y = cuda.device_array_like(x)
-    softmax.softmax(cuda.to_device(x), d_y, threads=32, held=held)
+    x[0, 71] = 5.0  # in the last float4 of the row, which only part of the threads hold
+    d_y = cuda.to_device(np.full_like(x, np.nan))  # an element never written fails
+    softmax.softmax(version, cuda.to_device(x), d_y, threads=32)
     y = d_y.copy_to_host()
-    assert softmax.check(y, x, threads=32) <= softmax.relative_error_bound(70, 34.0, 32)
+    assert softmax.check(y, x, threads=32) <= softmax.relative_error_bound(72, 34.0, 32)
     assert np.allclose(y.sum(axis=1), 1.0, atol=1e-5)
 
 
 def test_softmax_bound_counts_each_rounding_of_numerator_and_sum():
     """exp's error (2 ulp from the correctly rounded result: up to 5u) and the rounding of
-    x - max reach the numerator and the sum's terms alike; the division adds u: at least 11u
-    beyond the sum's depth, and 2u per unit of spread."""
+    x - max reach the numerator and the sum's terms alike; a reciprocal and a product add 2u: at
+    least 12u beyond the sum's depth, and 2u per unit of spread."""
     u = 2.0**-24
     depth = 1 + 5  # 32 columns on 32 threads: one serial add, five levels
-    assert softmax.relative_error_bound(32, 0.0, 32) >= (depth + 2 * 5 + 1) * u
+    assert softmax.relative_error_bound(32, 0.0, 32) >= (depth + 2 * 5 + 2) * u
     assert softmax.relative_error_bound(32, 3.0, 32) - softmax.relative_error_bound(32, 2.0, 32) \
         == pytest.approx(2 * u)
 
@@ -106,10 +108,50 @@ def test_softmax_check_catches_a_wrong_row():
         softmax.check(y, x)
 
 
-def test_held_softmax_refuses_rows_longer_than_it_holds():
-    x = cuda.to_device(np.zeros((1, 16 * 32 + 1), np.float32))
+@pytest.mark.parametrize("version", ["held", "vector"])
+def test_held_softmax_refuses_rows_longer_than_it_holds(version):
+    x = cuda.to_device(np.zeros((1, 16 * 32 + 4), np.float32))
     with pytest.raises(ValueError, match="rows longer than 512"):
-        softmax.softmax(x, cuda.device_array_like(x), threads=32, held=True)
+        softmax.softmax(version, x, cuda.device_array_like(x), threads=32)
+
+
+def test_rmsnorm_matches_float64_within_its_bound_and_writes_every_element():
+    rng = np.random.default_rng(6)
+    x = rng.uniform(-4, 4, (3, 68)).astype(np.float32)
+    x[2] = 0.0  # a zero row: eps keeps the root finite, and every output must be exactly 0
+    w = rng.uniform(0.5, 1.5, 68).astype(np.float32)
+    d_y = cuda.to_device(np.full_like(x, np.nan))
+    rmsnorm.rmsnorm(cuda.to_device(x), cuda.to_device(w), d_y, threads=32)
+    y = d_y.copy_to_host()
+    assert rmsnorm.check(y, x, w, threads=32) <= rmsnorm.relative_error_bound(68, 32)
+    assert np.all(y[2] == 0)
+    assert np.allclose(np.sqrt(np.mean((y[:2] / w) ** 2, axis=1)), 1.0, rtol=1e-5)
+
+
+def test_rmsnorm_check_catches_a_wrong_element_and_a_missing_one():
+    rng = np.random.default_rng(7)
+    x, w = rng.uniform(-1, 1, (2, 8)).astype(np.float32), np.ones(8, np.float32)
+    y = rmsnorm.reference(x, w).astype(np.float32)
+    assert rmsnorm.check(y, x, w) <= rmsnorm.relative_error_bound(8)
+    for wrong in (y * np.float32(1 + 2**-10), np.where(np.arange(8) == 3, np.nan, y)):
+        with pytest.raises(ValueError, match="more than its bound"):
+            rmsnorm.check(wrong.astype(np.float32), x, w)
+
+
+def test_rmsnorm_bound_halves_the_sums_error_through_the_root():
+    u = 2.0**-24
+    deeper = rmsnorm.relative_error_bound(64, 32) - rmsnorm.relative_error_bound(32, 32)
+    assert deeper == pytest.approx(u / 2)  # one more serial add per thread, halved by the root
+    assert rmsnorm.relative_error_bound(32, 32) >= (6 + 3) / 2 * u + 6 * u
+
+
+@pytest.mark.parametrize("args", [["2", "63"], ["2", "8192"], ["0", "8"], ["x"]])
+def test_rmsnorm_lesson_refuses_a_bad_shape_in_one_line(args):
+    from helpers import run_snippet
+
+    out = run_snippet("reduction/rmsnorm_numba.py", *args, env={**__import__("os").environ,
+                                                                "NUMBA_ENABLE_CUDASIM": "1"})
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
 
 
 def test_benchmark_checks_hold_sums_to_their_bounds():
@@ -123,6 +165,38 @@ def test_benchmark_checks_hold_sums_to_their_bounds():
     assert bench.counts("numba_vector", {"n": 4096}, ref)["bytes"] == 4 * 4096
     steps = {v.step for v in bench.VARIANTS.values() if v.step}
     assert steps == {"1", "2", "3", "4", "5"}
+
+
+def test_benchmark_holds_softmax_and_rmsnorm_rows_to_their_bounds():
+    bench = load_benchmark("reduction")
+    p = {"n": 3, "cols": 16, "op": "rmsnorm"}
+    ref = bench.reference(p)
+    x, (w,) = ref["x"], ref["w"]
+    good = rmsnorm.reference(x, w).astype(np.float32)
+    assert bench.check("torch_rmsnorm", good, ref)["ok"]
+    assert not bench.check("numba_rmsnorm", good * np.float32(1.001), ref)["ok"]
+    assert bench.check("torch_copy", x.copy(), ref)["ok"] and not bench.check("torch_copy", good, ref)["ok"]
+    assert bench.counts("numba_rmsnorm", p, ref)["bytes"] == 8 * 3 * 16 + 4 * 16
+    assert bench.counts("torch_copy", p, ref)["bytes"] == 8 * 3 * 16
+    soft = {"n": 2, "cols": 8, "op": "softmax"}
+    ref = bench.reference(soft)
+    e = np.exp(ref["x"] - ref["x"].max(axis=1, keepdims=True))
+    assert bench.check("torch_softmax", (e / e.sum(axis=1, keepdims=True)).astype(np.float32), ref)["ok"]
+    assert not bench.check("numba_softmax_vector", e.astype(np.float32), ref)["ok"]
+
+
+def test_benchmark_runs_the_c_table_of_each_case_and_names_every_row_it_reports():
+    bench = load_benchmark("reduction")
+    table = bench.VARIANTS["cuda_c_rows"].measure
+    for op in ("softmax", "rmsnorm"):
+        rows = table.kernels({"op": op})
+        assert set(rows) == {f"cuda_c_{op}_{t}" for t in (128, 256, 512)} | {"cuda_c_copy"}
+        assert {bench.VARIANTS[k].group for k in rows} == {op, "copy"}
+        assert "cuda_c_rows" in bench.CASES[op].variants
+    source = (ROOT / "snippets/reduction/rows.cu").read_text()
+    reported = set(__import__("re").findall(r'\{"(cuda_c_\w+)"', source))
+    assert reported == {k for k, v in bench.VARIANTS.items() if k.startswith("cuda_c_") and
+                        v.group in ("softmax", "rmsnorm", "copy")}
 
 
 # ---------------------------------------------------------------- CUDA C
@@ -152,6 +226,26 @@ def test_cuda_c_on_the_gpu(cuda_binary):
     out = subprocess.run([str(cuda_binary)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "OK: every sum within its bound" in out.stdout
+
+
+@pytest.fixture(scope="module")
+def rows_binary(nvcc_build):
+    return nvcc_build("reduction/rows.cu", "-arch=sm_90")
+
+
+def test_cuda_c_rows_takes_no_arguments_and_fails_loudly_without_a_gpu(rows_binary):
+    out = subprocess.run([str(rows_binary), "4096"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and out.stdout == ""
+    if not HAS_GPU:
+        out = subprocess.run([str(rows_binary)], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 1 and out.stderr.startswith("CUDA error: cudaError")
+
+
+@pytest.mark.gpu
+def test_cuda_c_rows_on_the_gpu(rows_binary):
+    out = subprocess.run([str(rows_binary)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "OK: every row within its bound" in out.stdout and out.stdout.count("WRONG") == 0
 
 
 # ---------------------------------------------------------------- the committed results
@@ -196,3 +290,32 @@ def test_renderers_show_every_step_and_every_fp8_row():
                                         "case=gpu-1 phase=kernel group=read", "-gbs",
                                         join="top=case={case} phase=kernel group=read")
     assert share == "100.0&nbsp;%"  # the fastest read-only kernel is its own ceiling
+
+
+def test_row_renderers_name_the_best_of_ours_and_turn_ncu_bytes_into_a_rate(tmp_path):
+    import json
+    import re
+    import shutil
+
+    import renderers
+
+    (tmp_path / "data").mkdir()
+    shutil.copy(ROOT / "docs/data/reduction-h200.json", tmp_path / "data")
+    of_copy = renderers.get_value("reduction.of_copy")
+    doc = json.loads((tmp_path / "data/reduction-h200.json").read_text())
+    ours = {m["variant"] for m in doc["measurements"] if m["case"] == "softmax"
+            and m["variant"].startswith(("numba_", "cuda_c_"))
+            and doc["variants"][m["variant"]]["group"] == "softmax"}
+    shares = {v: of_copy(tmp_path, v, "softmax", path="data/reduction-h200.json") for v in ours}
+    best = of_copy(tmp_path, "best", "softmax", path="data/reduction-h200.json")
+    number = lambda text: float(re.search(r"([\d.]+)&nbsp;%", text)[1])  # noqa: E731
+    assert number(best) == max(map(number, shares.values()))
+    assert best.startswith(doc["variants"][max(shares, key=lambda v: number(shares[v]))]["label"])
+    metrics = {"dram__bytes_read.sum": 3e9, "dram__bytes_write.sum": 1e9, "gpu__time_duration.sum": 2e-3,
+               "dram__throughput.avg.pct_of_peak_sustained_elapsed": 41.5,
+               "sm__warps_active.avg.pct_of_peak_sustained_active": 97.0}
+    (tmp_path / "data/ncu.json").write_text(json.dumps({"raw": "x", "rows": [
+        {"kernel": "softmax_rows", "metrics": metrics}]}))
+    row = renderers.get("reduction_ncu")(tmp_path, "data/ncu.json").splitlines()[2]
+    assert [c.strip() for c in row.strip("| ").split("|")] == [
+        "`softmax_rows`", "3,000", "1,000", "2,000.0", "2,000", "41.5&nbsp;%", "97&nbsp;%"]

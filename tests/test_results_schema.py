@@ -26,7 +26,8 @@ NOT_RESULTS = {
     "matmul-ncu-h200.json": "an ncu report's metrics (tools/structure_logs.py)",
     "matmul-ncu-numba-h200.json": "an ncu report's metrics (tools/structure_logs.py)",
     "reduction-ncu-h200.json": "an ncu report's kernels (tools/structure_logs.py)",
-    "timeline-trace-h100.json": "recorded timelines, their gaps named (tools/timeline_trace.py)",
+    "reduction-rows-ncu-h200.json": "an ncu report's metrics (gpu/reduction.sh, structure_logs)",
+    "timeline-trace-h200.json": "recorded timelines, their gaps named (tools/timeline_trace.py)",
     "xla-hlo-jax-h200.counts.json": "HLO operation counts (tools/structure_logs.py)",
     "xla-hlo-tensorflow-cpu.counts.json": "HLO operation counts (tools/structure_logs.py)",
 }

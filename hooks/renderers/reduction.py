@@ -1,14 +1,15 @@
 """Reduction results (run.py reduction): each sum against the fastest read-only kernel of its
-case (group "read"), the softmax against the fastest copy (group "copy"), and the share of it a
-sentence names (`{{ reduction.of_read VARIANT [CASE] }}`)."""
+case (group "read"), softmax and RMSNorm against the fastest copy of their case (group "copy"),
+the share of it a sentence names (`{{ reduction.of_read VARIANT [CASE] }}`,
+`{{ reduction.of_copy VARIANT|best CASE }}`), and Nsight Compute on the row kernels."""
 
 from pathlib import Path
 
-from . import markdown_table, read_csv, renderer, svg_figure, value
+from . import load_json, markdown_table, read_csv, renderer, svg_figure, value
 from .run_details import gbs, kernel_rows, label, load, of_group
 from .table import cell
 
-LAST = {"library": "6", "softmax": "6", "read": "7", "copy": "7"}  # after the steps
+LAST = {"library": "6", "softmax": "6", "rmsnorm": "6", "read": "7", "copy": "7"}  # after the steps
 
 
 def ceiling(doc: dict, case: str) -> dict:
@@ -82,3 +83,39 @@ def of_read(docs_dir: Path, variant: str, case: str = "gpu-1", *, path: str) -> 
     """A kernel's GB/s as a share of its case's fastest read-only kernel."""
     return cell(docs_dir, path, "{gbs:/{top[gbs]}:pct}", f"case={case} phase=kernel variant={variant}",
                 join=READ)
+
+
+def best(doc: dict, case: str) -> dict:
+    """The fastest of the page's own kernels (Numba and CUDA C) of a softmax or RMSNorm case."""
+    rows = kernel_rows(doc, case)
+    ours = [m for k, m in rows.items() if k.startswith(("numba_", "cuda_c_"))
+            and doc["variants"][k]["group"] == case]
+    if not ours:
+        raise ValueError(f"{case}: no Numba or CUDA C kernel measured")
+    return max(ours, key=gbs)
+
+
+@value("reduction.of_copy")
+def of_copy(docs_dir: Path, variant: str, case: str, *, path: str) -> str:
+    """A kernel's GB/s as a share of its case's fastest copy; `best`: the fastest of ours, named."""
+    doc = load(docs_dir, path)
+    m = best(doc, case) if variant == "best" else kernel_rows(doc, case)[variant]
+    share = f"{100 * gbs(m) / gbs(ceiling(doc, case)):.3g}&nbsp;%"
+    return f"{label(doc, m['variant'])}, {share}" if variant == "best" else share
+
+
+@renderer("reduction_ncu")
+def reduction_ncu(docs_dir: Path, path: str) -> str:
+    """Nsight Compute on one launch of each row kernel (gpu/reduction.sh): DRAM bytes read and
+    written, the GB/s they make in the launch's duration, and the share of the DRAM's peak."""
+    rows = []
+    for r in load_json(docs_dir, path)["rows"]:
+        m = r["metrics"]
+        moved, seconds = m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"], m["gpu__time_duration.sum"]
+        rows.append([f"`{r['kernel']}`", f"{m['dram__bytes_read.sum'] / 1e6:,.0f}",
+                     f"{m['dram__bytes_write.sum'] / 1e6:,.0f}", f"{seconds * 1e6:,.1f}",
+                     f"{moved / seconds / 1e9:,.0f}",
+                     f"{m['dram__throughput.avg.pct_of_peak_sustained_elapsed']:.3g}&nbsp;%",
+                     f"{m['sm__warps_active.avg.pct_of_peak_sustained_active']:.3g}&nbsp;%"])
+    head = ["kernel", "MB read", "MB written", "µs", "DRAM GB/s", "DRAM, of peak", "achieved occupancy"]
+    return markdown_table(head, rows, "lrrrrrr") + "\n"

@@ -105,11 +105,14 @@ def sum_shuffle(x, out):
 
 
 # --8<-- [start:load4]
-# x[i] on a float32 array is always a 4-byte load in Numba. This intrinsic loads four float32
-# as one 16-byte vector (ld.global.v4.f32); the array must start 16-byte aligned.
+# x[i] on a float32 array is always a 4-byte load in Numba. These intrinsics load (store) four
+# float32 as one 16-byte vector (ld.global.v4.f32); the array must start 16-byte aligned.
 if config.ENABLE_CUDASIM:  # the simulator runs kernels as Python: four plain loads
     def load4(a, i):
         return a[4 * i], a[4 * i + 1], a[4 * i + 2], a[4 * i + 3]
+
+    def store4(a, i, v0, v1, v2, v3):
+        a[4 * i], a[4 * i + 1], a[4 * i + 2], a[4 * i + 3] = v0, v1, v2, v3
 else:
     from llvmlite import ir
     from numba import types
@@ -127,6 +130,23 @@ else:
             v = builder.load(builder.gep(builder.bitcast(data, vec4.as_pointer()), [k]), align=16)
             parts = [builder.extract_element(v, ir.Constant(ir.IntType(32), j)) for j in range(4)]
             return context.make_tuple(builder, sig.return_type, parts)
+        return sig, codegen
+
+    @intrinsic
+    def store4(typingctx, a, i, v0, v1, v2, v3):
+        """a[4i:4i+4] = (v0, v1, v2, v3) with one 16-byte store (st.global.v4.f32)."""
+        sig = types.void(a, i, v0, v1, v2, v3)
+
+        def codegen(context, builder, sig, args):
+            vec4 = ir.VectorType(ir.FloatType(), 4)
+            data = context.make_array(sig.args[0])(context, builder, value=args[0]).data
+            k = context.cast(builder, args[1], sig.args[1], types.intp)
+            v = ir.Constant(vec4, ir.Undefined)
+            for j in range(4):
+                part = context.cast(builder, args[2 + j], sig.args[2 + j], types.float32)
+                v = builder.insert_element(v, part, ir.Constant(ir.IntType(32), j))
+            builder.store(v, builder.gep(builder.bitcast(data, vec4.as_pointer()), [k]), align=16)
+            return context.get_dummy_value()
         return sig, codegen
 # --8<-- [end:load4]
 
