@@ -38,6 +38,7 @@ def test_a_bad_size_is_one_line_and_status_2(lesson, args, monkeypatch, capsys):
     ("saxpy/show_ptx.py", ["1000"]),
     ("saxpy/littles_law.py", ["--sms", "0"]),
     ("saxpy/littles_law.py", ["--latency-ns", "inf"]),
+    ("mandelbrot/mandelbrot.py", ["-5"]),  # takes no arguments
 ])
 def test_other_bad_arguments_are_one_line_and_status_2(lesson, args, monkeypatch, capsys):
     code, out, err = run_lesson(lesson, args, monkeypatch, capsys)

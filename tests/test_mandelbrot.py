@@ -54,8 +54,8 @@ def test_counts_look_like_the_set():
 
 @pytest.mark.parametrize(("width", "height", "iterations"),
                          [(48, 32, 40), (37, 11, 41), (9, 5, 3), (5, 3, 1)])  # partial blocks;
-@pytest.mark.parametrize("variant", ["cuda_f64", "cuda_f64_fast"])  # iterations not a multiple of 4
-def test_cuda_f64_kernels_match_cpu_exactly(variant, width, height, iterations):
+@pytest.mark.parametrize("variant", ["cuda_f64", "cuda_f64_fast", "cuda_f64_chunk"])  # iterations
+def test_cuda_f64_kernels_match_cpu_exactly(variant, width, height, iterations):  # not a multiple of 4 or 8
     np.testing.assert_array_equal(mb.compute(variant, width, height, iterations),
                                   mb.compute("njit", width, height, iterations))
 
@@ -64,6 +64,41 @@ def test_cuda_f64_kernels_match_cpu_exactly(variant, width, height, iterations):
                                    float("inf")])
 def test_escape_test_on_the_bits_equals_the_float_test(value):
     assert (mb.bits64(value) > mb.FOUR_BITS) == (value > 4.0)
+
+
+@pytest.mark.parametrize("k", [1, 3, 8])
+def test_chunked_kernels_count_exactly_as_the_tested_ones(k, monkeypatch):
+    """A chunk's untested iterations, rolled back where z escaped, give the counts of the kernels
+    that test every iteration: float64 the CPU's, float32 the plain float32 kernel's (30
+    iterations: the escaped pixels overflow to inf and nan within a chunk, which must not
+    hide their escape)."""
+    for dtype, reference in ((np.float64, "njit"), (np.float32, "cuda_f32")):
+        monkeypatch.setitem(mb.KERNELS, "chunk", (mb.chunked_kernel(dtype, k), dtype, (8, 16)))
+        np.testing.assert_array_equal(mb.compute("chunk", 37, 11, 30),
+                                      mb.compute(reference, 37, 11, 30))
+
+
+def test_the_registry_builds_the_sweep_or_the_pick(monkeypatch):
+    """MANDELBROT_TUNE=1: every candidate of the sweep and nothing else; MANDELBROT_PICKED: each
+    chunked kernel at the chunk length and block picked (gpu/mandelbrot.sh's rule)."""
+    def registry(**env):
+        monkeypatch.setattr(mb, "KERNELS", dict(mb.KERNELS))  # the registry adds its rows here
+        for key, text in env.items():
+            monkeypatch.setenv(key, text)
+        spec = importlib.util.spec_from_file_location("mandelbrot_registry", bm.__file__)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    tune = registry(MANDELBROT_TUNE="1")
+    assert list(tune.VARIANTS) == [f"{k}/{c}" for k in ("cuda_f64_chunk", "cuda_f32_chunk")
+                                   for c in bm.SWEEP]
+    assert mb.KERNELS["cuda_f32_chunk/k16_16x16"][1:] == (np.float32, (16, 16))
+    assert tune.VARIANTS["cuda_f32_chunk/k16_16x16"].label == "Numba CUDA float32, chunked, k = 16, 16 x 16"
+    monkeypatch.delenv("MANDELBROT_TUNE")
+    picked = registry(MANDELBROT_PICKED="cuda_f64_chunk=k16_16x16,cuda_f32_chunk=k4_8x16")
+    assert picked.VARIANTS["cuda_f64_chunk"].label == "Numba CUDA float64, chunked"
+    assert picked.VARIANTS["cuda_f32_chunk"].label == "Numba CUDA float32, chunked"
+    assert mb.KERNELS["cuda_f64_chunk"][2] == (16, 16)
 
 
 def test_cuda_f32_differs_on_few_pixels_only():
@@ -220,21 +255,28 @@ def test_kernels_at_full_size_on_gpu(variant, iterations):
 
 
 @pytest.mark.gpu
-def test_fast_f64_kernel_clears_the_bar_on_the_large_case():
-    """The tuned float64 kernel, checked pixel for pixel, then timed as the runner times it."""
+def test_chunked_f64_kernel_clears_the_bar_on_the_large_case():
+    """The chunked float64 kernel, checked pixel for pixel, then timed as the runner times it."""
     from bench import timing
 
     p = bm.CASES["large"].params
-    prepared = bm.BENCHMARK.setup("cuda_f64_fast", p)
+    prepared = bm.BENCHMARK.setup("cuda_f64_chunk", p)
     prepared.kernel()
     ref = bm.reference(p)
-    assert bm.check("cuda_f64_fast", prepared.fetch(), ref)["ok"]
+    assert bm.check("cuda_f64_chunk", prepared.fetch(), ref)["ok"]
     stats = timing.time_cuda(prepared.kernel, repeats=10, warmup=2, calls=5)
     rate = int(ref.sum(dtype=np.int64)) / stats.median_s
-    print(f"\nBAR cuda_f64_fast large: {rate:.4g} pixel-iterations/s, median "
+    print(f"\nBAR cuda_f64_chunk large: {rate:.4g} pixel-iterations/s, median "
           f"{stats.median_s * 1e3:.4f} ms, spread {stats.max_s / stats.min_s:.4f}, bar "
           f"{bm.F64_BAR:.3g}")
     assert rate >= bm.F64_BAR
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("iterations", [1000, 999])
+def test_chunked_f32_kernel_counts_as_the_plain_one_at_full_size(iterations):
+    np.testing.assert_array_equal(mb.compute("cuda_f32_chunk", 1536, 1024, iterations),
+                                  mb.compute("cuda_f32", 1536, 1024, iterations))
 
 
 SASS = """===== cuda_f64 mandelbrot_kernel_f64
@@ -268,6 +310,20 @@ SASS = """===== cuda_f64 mandelbrot_kernel_f64
 .L_x_6:
         /*0610*/                   DMUL R18, R16, R16 ;
         /*0620*/              @!P0 BRA `(.L_x_6) ;
+===== cuda_f32_chunk mandelbrot_kernel_chunked
+.L_x_9:
+""" + "".join(f"""        /*{0x700 + 0x60 * k:04x}*/                   FMUL R18, R16, R16 ;
+        /*{0x710 + 0x60 * k:04x}*/                   FMUL R20, R14, R14 ;
+        /*{0x720 + 0x60 * k:04x}*/                   FMUL R14, R14, R16 ;
+        /*{0x730 + 0x60 * k:04x}*/                   FFMA R14, R14, 2, R6 ;
+        /*{0x740 + 0x60 * k:04x}*/                   FADD R16, R18, -R20 ;
+        /*{0x750 + 0x60 * k:04x}*/                   FADD R16, R16, R4 ;
+""" for k in range(4)) + """        /*0880*/                   FMUL R18, R16, R16 ;
+        /*0890*/                   FMUL R20, R14, R14 ;
+        /*08a0*/                   FADD R18, R18, R20 ;
+        /*08b0*/                   FSETP.GTU.AND P1, PT, R18, 4, PT ;
+        /*08c0*/                   IADD3 R21, P0, R21, 0x4, RZ ;
+        /*08d0*/              @!P1 BRA `(.L_x_9) ;
 """
 
 
@@ -276,19 +332,27 @@ def test_sass_loops_count_fp64_instructions_per_iteration():
 
     loops = sass_loops(SASS)
     assert loops["cuda_f64"] == {"precision": "FP64", "iterations_per_trip": 1, "float": 9,
-                                 "other": 3, "float_ops": {"DADD": 5, "DMUL": 3, "DSETP": 1}}
+                                 "other": 3, "float_ops": {"DADD": 5, "DMUL": 3, "DSETP": 1},
+                                 "ops": {"BRA": 2, "DADD": 5, "DMUL": 3, "DSETP": 1, "IADD3": 1}}
     # the main loop (two iterations per trip), not the one-DMUL loop after it
     assert loops["cuda_f64_fast"]["iterations_per_trip"] == 2
     assert loops["cuda_f64_fast"]["float"] == 6 and loops["cuda_f64_fast"]["other"] == 2.5
     f32 = sass_loops(SASS.replace("DMUL", "FMUL").replace("DADD", "FADD").replace("DSETP", "FSETP")
                      .replace("DFMA", "FFMA"))
     assert f32["cuda_f64"]["precision"] == "FP32" and f32["cuda_f64"]["float"] == 9
+    # a chunk of 4 iterations and its one test: 4 x 3 + 2 products, 4 x 6 + 4 float instructions
+    assert loops["cuda_f32_chunk"]["iterations_per_trip"] == 4
+    assert loops["cuda_f32_chunk"]["float"] == 7 and loops["cuda_f32_chunk"]["other"] == 0.5
+    assert loops["cuda_f32_chunk"]["ops"]["FMUL"] == 14 / 4
     with pytest.raises(ValueError, match="no loop"):
         sass_loops("===== cuda_f64 k\n        /*0000*/                   EXIT ;\n")
+    with pytest.raises(ValueError, match="not 3 per iteration"):  # 4 products: a miscount
+        sass_loops(SASS.split("===== cuda_f32_chunk")[0].replace("DADD R22", "DMUL R22"))
 
 
 def synthetic_results(tmp_path, kernel_s, spread=1.05):
-    """A results file with one CPU and two GPU measurements of the large case."""
+    """A results file with one CPU and three GPU kernels of the large case, two of the deep case,
+    and the Nsight Compute figures of those two."""
     from bench import results
 
     p = {"width": 6144, "height": 4096, "iterations": 1000}
@@ -302,8 +366,13 @@ def synthetic_results(tmp_path, kernel_s, spread=1.05):
     gpu = {**extra, "work": {"pixel_iterations": 10**10, "warp_iterations": 2 * 10**10}}
     ms = [results.measurement("large", "njit_parallel", "cpu", "kernel", stats(2.0), **extra),
           results.measurement("large", "cuda_f64", "gpu", "kernel", stats(0.01), **gpu),
-          results.measurement("large", "cuda_f64_fast", "gpu", "kernel", stats(kernel_s), **gpu),
-          results.measurement("large", "cuda_f64_fast", "gpu", "end_to_end", stats(0.05), **gpu)]
+          results.measurement("large", "cuda_f64_chunk", "gpu", "kernel", stats(kernel_s), **gpu),
+          results.measurement("large", "cuda_f64_chunk", "gpu", "end_to_end", stats(0.05), **gpu),
+          results.measurement("large", "cuda_f32_chunk", "gpu", "kernel", stats(kernel_s / 2), **gpu),
+          *(results.measurement("deep", v, "gpu", "kernel", stats(0.001),
+                                **{**gpu, "params": {**p, "width": 1536, "height": 1024},
+                                   "work": {"pixel_iterations": 10**9, "warp_iterations": 32 * 10**8}})
+            for v in ("cuda_f32", "cuda_f64_chunk"))]
     system = {"date": "2026-11-29T00:00:00+00:00", "command": "python x",
               "host": {"cpu": "test CPU", "cores": 16}, "libraries": {},
               "gpus": [{"name": "NVIDIA H200", "memory_mib": 143771, "driver": "580",
@@ -316,6 +385,18 @@ def synthetic_results(tmp_path, kernel_s, spread=1.05):
     from bench.sass import loops as sass_loops
 
     (tmp_path / "data" / "loops.json").write_text(json.dumps({"loops": sass_loops(SASS)}))
+    stalls = {f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio": 0.5
+              for r in ("math_pipe_throttle", "wait", "not_selected", "selected", "short_scoreboard",
+                        "dispatch_stall", "branch_resolving", "no_instruction")}
+    ncu = {v: {**stalls, "smsp__inst_executed.sum": 15e8 * n, "sm__inst_executed_pipe_fma.sum": 9e8 * n,
+               "sm__inst_executed_pipe_fp64.sum": 6.5e8 * (n - 1), "sm__inst_executed_pipe_alu.sum": 3e8,
+               "smsp__issue_active.avg.per_cycle_active": 0.95 / n,
+               "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active": 60.0,
+               "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active": 90.0 * (n - 1),
+               "sm__warps_active.avg.pct_of_peak_sustained_active": 88.0,
+               "launch__registers_per_thread": 30.0}
+           for v, n in (("cuda_f32", 1), ("cuda_f64_chunk", 2), ("cuda_f64", 3))}  # cuda_f64: no deep row
+    (tmp_path / "data" / "ncu.json").write_text(json.dumps({"variants": ncu}))
     return tmp_path
 
 
@@ -326,20 +407,85 @@ def mandelbrot_renderers():
     return renderers
 
 
-@pytest.mark.parametrize(("kernel_s", "of_bar"), [(0.005, "133%"), (0.01, "67%")])
+@pytest.mark.parametrize(("kernel_s", "of_bar"), [(0.004, "119%"), (0.01, "48%")])
 def test_ceiling_table_and_bar(tmp_path, mandelbrot_renderers, kernel_s, of_bar):
     docs = synthetic_results(tmp_path, kernel_s)
-    text = mandelbrot_renderers.get("mandelbrot_fp64_ceiling")(
+    text = mandelbrot_renderers.get("mandelbrot_ceiling")(
         docs, path="data/r.json", specs="data/specs.json", loops="data/loops.json")
-    # plain kernel: 9 FP64 instructions, ceiling 34e12 / 2 / 9; measured 1e10 / 0.01 s
-    assert ("| Numba CUDA float64 | 1 | 5 DADD + 3 DMUL + 1 DSETP | 9 FP64 | 3 | 1.89e12 | 1e12 "
-            "| 53% | 50.0% |") in text
-    assert "| Numba CUDA float64, tuned | 2 | 4 DADD + 2 DFMA + 6 DMUL | 6 FP64 | 2.5 | 2.83e12 |" in text
+    # plain kernel: 9 FP64 of 12 instructions: pipe 34e12 / 2 / 9, issue 67e12 / 2 / 12; 1e10 / 0.01 s
+    assert "| Numba CUDA float64 | 9 FP64 | 3 | 1.89e12 | 2.79e12 | FP64 pipe | 1e12 | 53% | 50.0% |" in text
+    # the chunked float32 kernel: 7 FP32 of 7.5 instructions, bound by the issue (67e12 / 2 / 7.5)
+    assert ("| 7 FP32 | 0.5 | 4.79e12 | 4.47e12 | issue | " + f"{2e10 / kernel_s:.3g}".replace("e+", "e")) in text
+    assert text.count("\n| Numba") == 2  # the plain float64 and chunked float32 have their loops here
+    mix = mandelbrot_renderers.get("mandelbrot_mix")(docs, path="data/r.json", loops="data/loops.json")
+    assert "| Opcode | Numba CUDA float64 | Numba CUDA float32, chunked |" in mix
+    assert "| Iterations per trip | 1 | 4 |" in mix  # then the float opcodes, then the rest:
+    assert mix.index("| `FSETP` |") < mix.index("| `BRA` | 2 | 0.25 |") < mix.index("| `IADD3` | 1 | 0.25 |")
+    assert "| `DMUL` | 3 |  |" in mix and "| `FMUL` |  | 3.5 |" in mix
     value = mandelbrot_renderers.get_value
     assert value("mandelbrot.of_bar")(docs, path="data/r.json") == of_bar
-    assert value("mandelbrot.bar")(docs) == "1.5e12"
+    assert value("mandelbrot.bar")(docs) == "2.1e12"
+    assert value("mandelbrot.ratio")(docs, "cuda_f32_chunk", "cuda_f64_chunk", "large",
+                                     path="data/r.json") == "2.00"
     spec = value("mandelbrot.spec")
     assert spec(docs, path="data/r.json", specs="data/specs.json", field="fp64_tflops") == "34"
+
+
+def test_profile_table_per_warp_iteration(tmp_path, mandelbrot_renderers):
+    docs = synthetic_results(tmp_path, 0.005)
+    text = mandelbrot_renderers.get("mandelbrot_profile")(docs, path="data/r.json",
+                                                          ncu="data/ncu.json")
+    assert text.count("\n| ") == 1 + 9 + 8  # the header, a row per figure and per stall reason
+    assert "|  | Numba CUDA float32 | Numba CUDA float64, chunked |" in text
+    # 10^8 warp-iterations on the deep case: 15e8 instructions are 15 per iteration
+    assert "| Warp instructions per iteration | 15 | 30 |" in text
+    assert "| FP64 pipe busy | 0% | 90% |" in text and "| Stall: math pipe throttle | 0.50 | 0.50 |" in text
+    ncu = json.loads((docs / "data/ncu.json").read_text())  # an ncu that lacked a metric: "–"
+    del ncu["variants"]["cuda_f32"]["sm__inst_executed_pipe_fp64.sum"]
+    (docs / "data/ncu.json").write_text(json.dumps(ncu))
+    text = mandelbrot_renderers.get("mandelbrot_profile")(docs, path="data/r.json", ncu="data/ncu.json")
+    assert "| FP64 pipe instructions per iteration | – | 6.5 |" in text
+
+
+def test_picked_names_the_fastest_candidate_of_the_tuning_run(tmp_path, mandelbrot_renderers):
+    from bench import results
+
+    def row(variant, seconds):
+        return results.measurement("large", variant, "gpu", "kernel", {
+            "median_s": seconds, "min_s": seconds, "max_s": seconds, "repeats": 10, "clock": "cuda",
+            "spread": 1.0}, params={"width": 6144, "height": 4096, "iterations": 1000},
+            work={"pixel_iterations": 10**10}, calls_per_sample=1)
+    names = {f"cuda_f64_chunk/{c}": {"label": f"Numba CUDA float64, chunked, {c}", "device": "gpu"}
+             for c in ("k4", "k8", "k16")}
+    (tmp_path / "data").mkdir()
+    results.write_results(tmp_path / "data/t.json", "mandelbrot", {
+        "date": "2026-12-06T00:00:00+00:00", "command": "x", "host": {"cpu": "c", "cores": 1},
+        "libraries": {}, "gpus": []}, [row("cuda_f64_chunk/k4", 3.0), row("cuda_f64_chunk/k8", 2.0),
+                                       row("cuda_f64_chunk/k16", 2.5)], variants=names)
+    picked = mandelbrot_renderers.get_value("mandelbrot.picked")
+    assert picked(tmp_path, "cuda_f64_chunk", path="data/t.json") == "k8"
+
+
+def test_predictions_name_each_kernel_by_its_label(tmp_path, mandelbrot_renderers):
+    import shutil
+
+    docs = synthetic_results(tmp_path, 0.005)
+    shutil.copy(ROOT / "docs/data/mandelbrot-predictions.csv", docs / "data")
+    text = mandelbrot_renderers.get("mandelbrot_predictions")(docs, path="data/r.json")
+    assert text.count("\n| Numba CUDA") == 4 and "| Numba CUDA float64, tuned | bound by the FP64 pipe" in text
+    with (docs / "data/mandelbrot-predictions.csv").open("a") as csv:
+        csv.write('cuda_f16,"a kernel the registry does not have"\n')
+    with pytest.raises(KeyError, match="cuda_f16"):
+        mandelbrot_renderers.get("mandelbrot_predictions")(docs, path="data/r.json")
+
+
+def test_chart_leaves_out_what_it_is_told_and_no_more(tmp_path, mandelbrot_renderers):
+    docs = synthetic_results(tmp_path, 0.005)
+    chart = mandelbrot_renderers.get("mandelbrot_chart")
+    alt = chart(docs, path="data/r.json", case="large", alt="Bars.", without="cuda_f64")
+    assert "Numba CUDA float64:" not in alt and "Numba CUDA float64, chunked" in alt
+    with pytest.raises(ValueError, match="no such variant"):
+        chart(docs, path="data/r.json", case="large", alt="Bars.", without="cuda_f64_fats")
 
 
 def page_table(docs, path, case, where="render mandelbrot_case {} "):
@@ -356,7 +502,7 @@ def test_values_and_tables_read_labels_from_the_file(tmp_path, mandelbrot_render
     docs = synthetic_results(tmp_path, 0.005, spread=1.5)
     value, path = mandelbrot_renderers.get_value, "data/r.json"
     table = page_table(docs, path, "large")
-    assert table.count("\n| Numba") == 4 and "| 400 |" in table and "tuned, end to end" in table
+    assert table.count("\n| Numba") == 5 and "| 400 |" in table and "chunked, end to end" in table
     summary = page_table(docs, path, "", "render mandelbrot_summary{}")
     assert "| `large` | 6144 x 4096 pixels, 1000 iterations | Numba @njit(parallel=True): 2 s | " \
            "5 ms | 400 | 50 ms | 40 | 2e12 |" in summary
@@ -364,17 +510,17 @@ def test_values_and_tables_read_labels_from_the_file(tmp_path, mandelbrot_render
 
     kernel = "case=large phase=kernel variant={}"
     assert cell(docs, path, "{over_cpu:ratio}", kernel.format("cuda_f64")) == "200"
-    assert cell(docs, path, "{base[s]:/{s}:ratio}", "case=large phase=end_to_end variant=cuda_f64_fast",
+    assert cell(docs, path, "{base[s]:/{s}:ratio}", "case=large phase=end_to_end variant=cuda_f64_chunk",
                 join="base=case={case} phase=kernel variant=cuda_f64") == "0.2"
     assert cell(docs, path, "{label}", "case=large phase=kernel device=cpu", "s") \
         == "Numba @njit(parallel=True)"
     assert value("machine.host")(docs, path=path, field="cpu") == "test CPU"
     assert value("machine.host")(docs, path=path, field="gpu") == "NVIDIA H200"
-    assert value("mandelbrot.spread_count")(docs, path=path, above="1.2") == "3 of 3"
-    assert value("mandelbrot.spread_count")(docs, path=path, above="1.6") == "0 of 3"
+    assert value("mandelbrot.spread_count")(docs, path=path, above="1.2") == "6 of 6"
+    assert value("mandelbrot.spread_count")(docs, path=path, above="1.6") == "0 of 6"
     assert value("mandelbrot.widest_spread")(docs, path=path).startswith("1.50 (large, Numba CUDA")
-    with pytest.raises(ValueError, match="no row has variant=cuda_f32"):
-        cell(docs, path, "{s:time}", kernel.format("cuda_f32"))
+    with pytest.raises(ValueError, match="no row where 'case=large phase=kernel variant=cuda_f32'"):
+        cell(docs, path, "{s:time}", kernel.format("cuda_f32"))  # (the deep case has one)
     with pytest.raises(Exception, match="data/missing.json not found"):
         page_table(docs, "data/missing.json", "large")
 

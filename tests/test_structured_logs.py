@@ -80,3 +80,18 @@ def test_help_writes_nothing(tmp_path):
     proc = run_tool(tool, "--help")
     assert proc.returncode == 0 and proc.stdout.startswith("usage:")
     assert not list(tmp_path.rglob("*.json"))
+
+
+def test_mandelbrot_ncu_sections_name_their_variant():
+    launch = ("  mandelbrot_kernel_chunked[abi:v1](Array<double, 1, C, mutable, aligned>) (192, 64, 1)"
+              "x(8, 16, 1), Context 1, Stream 7, Device 0, CC 9.0\n")
+    metric = "    sm__inst_executed_pipe_fp64.sum                 inst      {:,}\n"
+    report = ("===== cuda_f64_chunk\n" + launch + metric.format(1200) + launch + metric.format(7)
+              + "===== cuda_f32\nncu failed for cuda_f32\n===== cuda_f32_chunk\n" + launch
+              + metric.format(3))
+    # the first launch of each section; a section with no launch is left out
+    assert structure_logs.variant_profiles(report) == {
+        "cuda_f64_chunk": {"sm__inst_executed_pipe_fp64.sum": 1200.0},
+        "cuda_f32_chunk": {"sm__inst_executed_pipe_fp64.sum": 3.0}}
+    with pytest.raises(ValueError, match="no profiled launch"):
+        structure_logs.variant_profiles("===== cuda_f32\nncu failed for cuda_f32\n")

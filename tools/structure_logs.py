@@ -12,6 +12,8 @@
   in order -> docs/data/matmul-ncu-*.json
 - a SASS dump of `run.py mandelbrot --sass`: each kernel's main loop (bench.sass.loops)
   -> docs/data/mandelbrot-sass-*.loops.json
+- gpu/mandelbrot.sh's `ncu --metrics` report (docs/data/mandelbrot-ncu-*.txt, a section
+  "===== VARIANT" per kernel): each variant's metrics -> docs/data/mandelbrot-ncu-*.json
 
 tests/test_structured_logs.py checks that every JSON file matches its raw file. Each file is
 written whole or not at all (bench.cli.atomic_write): a full disk keeps the earlier one.
@@ -132,6 +134,19 @@ def ncu_profiles(text: str) -> list[tuple[str, dict[str, float]]]:
     return out
 
 
+def variant_profiles(text: str) -> dict[str, dict[str, float]]:
+    """{variant: its first profiled launch's metrics} from a report of one section per variant,
+    each headed "===== VARIANT" (gpu/mandelbrot.sh)."""
+    out = {}
+    for section in re.split(r"^===== ", text, flags=re.M)[1:]:
+        variant, _, body = section.partition("\n")
+        if profiles := ncu_profiles(body):
+            out[variant.strip()] = profiles[0][1]
+    if not out:
+        raise ValueError("no profiled launch in the ncu report")
+    return out
+
+
 def build_rows(text: str) -> list[dict]:
     """One row per kernel of parse_build, named without sgemm_, with its shared memory in KiB."""
     return [{"kernel": k.removeprefix("sgemm_"), **f,
@@ -154,6 +169,8 @@ def structured() -> dict[Path, object]:
         profiles = ncu_profiles(raw.read_text())
         out[raw.with_suffix(".json")] = {"raw": raw.name, "rows": [
             {"kernel": k.removeprefix("sgemm_"), "metrics": m} for k, m in profiles]}
+    for raw in sorted(DATA.glob("mandelbrot-ncu-*.txt")):
+        out[raw.with_suffix(".json")] = {"raw": raw.name, "variants": variant_profiles(raw.read_text())}
     for raw in sorted(DATA.glob("mandelbrot-sass-*.txt")):
         out[raw.with_suffix(".loops.json")] = {"raw": raw.name, "loops": loops(raw.read_text())}
     return out

@@ -13,6 +13,7 @@ FLOAT_OPCODES = {"FP64": {"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"},
                  "FP32": {"FADD", "FMUL", "FFMA", "FSETP", "FMNMX"}}
 PRODUCT = {"FP64": "DMUL", "FP32": "FMUL"}
 PRODUCTS_PER_ITERATION = 3  # x*x, y*y, x*y: every iteration of every kernel does exactly three
+TEST_PRODUCTS = (0, 2)  # a chunked kernel's loop adds the 2 squares of its one escape test
 INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)(.*)")
 LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 
@@ -22,7 +23,8 @@ def loops(text: str) -> dict[str, dict]:
     "===== VARIANT FUNCTION"), its main loop: of the backward branches' bodies, the one with the
     most products (DMUL in float64, FMUL in float32). Float instructions per iteration = float
     instructions of that precision in the body / iterations per trip, where iterations per trip =
-    products in the body / 3."""
+    products in the body / 3 (rounded down: a chunked kernel's trip also squares x and y once for
+    its test). `ops`: every opcode of the body per iteration, the instruction mix."""
     kernels: dict[str, dict] = {}
     for section in re.split(r"^===== ", text, flags=re.M)[1:]:
         header, _, body = section.partition("\n")
@@ -52,15 +54,16 @@ def loops(text: str) -> dict[str, dict]:
         precision = "FP64" if counts["DMUL"] else "FP32"
         products = counts[PRODUCT[precision]]
         trips = products // PRODUCTS_PER_ITERATION
-        if trips < 1 or products % PRODUCTS_PER_ITERATION:
+        if trips < 1 or products % PRODUCTS_PER_ITERATION not in TEST_PRODUCTS:
             raise ValueError(f"{variant}: {products} {PRODUCT[precision]} in the loop, "
-                             "not a multiple of 3")
+                             "not 3 per iteration (+ 2 for a test)")
         float_ops = {op: n for op, n in sorted(counts.items()) if op in FLOAT_OPCODES[precision]}
         total = sum(counts.values())
         kernels[variant] = {"precision": precision, "iterations_per_trip": trips,
                             "float": sum(float_ops.values()) / trips,
                             "other": (total - sum(float_ops.values())) / trips,
-                            "float_ops": float_ops}
+                            "float_ops": float_ops,
+                            "ops": {op: n / trips for op, n in sorted(counts.items())}}
     return kernels
 
 
@@ -73,11 +76,13 @@ def dump(bench) -> str:
     from numba.cuda.dispatcher import CUDADispatcher
 
     def kernels() -> dict:  # every kernel (not device function) of a loaded module: its overloads
-        found = {}
+        found = {}   # held by a name, or in a table of them ({name: (kernel, ...)}, as KERNELS)
         for module in list(sys.modules.values()):
             for value in list(getattr(module, "__dict__", {}).values()):
-                if isinstance(value, CUDADispatcher) and not value.targetoptions.get("device"):
-                    found[id(value)] = (value, set(value.overloads))
+                rows = list(value.values()) if isinstance(value, dict) else []
+                for item in (value, *rows, *(x for row in rows if isinstance(row, tuple) for x in row)):
+                    if isinstance(item, CUDADispatcher) and not item.targetoptions.get("device"):
+                        found[id(item)] = (item, set(item.overloads))
         return found
     parts = []
     for key in bench.runnable():
