@@ -190,19 +190,62 @@ def error_ratio(docs_dir: Path, variant: str, bound: str, *, path: str) -> str:
     return f"{bounded(rs, bound):,.0f}"
 
 
+def tuned_candidates(docs_dir: Path, path: str, key: str) -> tuple[list, list, dict]:
+    """A tuning run of gpu/matmul.sh (JSON lines, one a candidate and size): (its rows, the
+    sizes, squares first, {size: the row the rule picks}: launchers.best's rule, the highest
+    share of cuBLAS among the rows that passed their check). Rows of a one-size run written
+    before sizes were lists ("size": 4096, no "ok") read as that square, checked to 1e-5."""
+    found = [json.loads(line) for line in (docs_dir / path).read_text().splitlines() if line]
+    for r in found:
+        r["size"] = tuple(r["size"] if isinstance(r["size"], list) else [r["size"]] * 3)
+        r.setdefault("ok", "share" in r and r.get("rel_err", 1) < 1e-5)
+    sizes = sorted({r["size"] for r in found}, key=lambda s: (len(set(s)) > 1, s))
+    picks = {s: max(ok, key=lambda r: r["share"]) for s in sizes
+             if (ok := [r for r in found if r["size"] == s and r["ok"]])}
+    if not found:
+        raise ValueError(f"{path} holds no candidate")
+    return found, sizes, picks
+
+
+def candidates_table(docs_dir: Path, path: str, key: str, head: str, describe,
+                     extra: dict[str, str] | None = None) -> str:
+    """One row a candidate (`describe(row[key])`), one column a size: its % of cuBLAS in the same
+    process, the pick at each size in bold ("failed": no figure, or a failed check); then the
+    `extra` fields ({field: column head}) of its first row that has them."""
+    found, sizes, picks = tuned_candidates(docs_dir, path, key)
+    extra = extra or {}
+    rows = []
+    for cand in dict.fromkeys(tuple(r[key]) for r in found):
+        mine = {r["size"]: r for r in found if tuple(r[key]) == cand}
+        cells = [("–" if (r := mine.get(s)) is None else "failed" if not r["ok"] else
+                  f"**{100 * r['share']:.1f} %**" if picks.get(s) is r else
+                  f"{100 * r['share']:.1f} %") for s in sizes]
+        more = next((r for r in mine.values() if all(f in r for f in extra)), {})
+        rows.append([describe(*cand), *cells, *(more.get(f, "") for f in extra)])
+    heads = [f"{m}³" if m == n == k else f"{m}×{n}×{k}" for m, n, k in sizes]
+    return markdown_table([head, *heads, *extra.values()], rows,
+                          "l" + "r" * (len(sizes) + len(extra)))
+
+
 @renderer("matmul_numba_tiles")
 def matmul_numba_tiles(docs_dir: Path, path: str) -> str:
-    """A row a candidate of gpu/explore/matmul-numba-tiles.py (JSON lines), the picked in bold."""
-    found = [json.loads(line) for line in (docs_dir / path).read_text().splitlines()]
-    if not (best := max((r.get("share", 0) for r in found), default=0)):
-        raise ValueError(f"{path} holds no measured candidates")
-    rows = [[f"{bm}×{bn}×{bk}, warps {wm}×{wn}, {wmi * tm}×{wni * tn} a lane, {per_sm} a SM",
-             *(["failed: " + r["failed"].splitlines()[-1][:80], "", ""] if "failed" in r else
-               [f"**{100 * r['share']:.1f} %**" if r["share"] == best else
-                f"{100 * r['share']:.1f} %", r["regs"], r["local_bytes"]])]
-            for r in found for bm, bn, bk, wm, wn, wmi, wni, tm, tn, per_sm in [r["tiles"]]]
-    return markdown_table(["Numba warp tile", "% of cuBLAS FP32", "registers", "local bytes"],
-                          rows, "lrrr")
+    """The Numba tuning run (gpu/explore/matmul-numba-tiles.py): % of cuBLAS FP32 of each warp
+    tile at each size, the picked in bold, with its registers and local memory."""
+    return candidates_table(
+        docs_dir, path, "tiles", "Numba warp tile",
+        lambda bm, bn, bk, wm, wn, wmi, wni, tm, tn, per_sm:
+        f"{bm}×{bn}×{bk}, warps {wm}×{wn}, {wmi * tm}×{wni * tn} a lane, {per_sm} a SM",
+        {"regs": "registers", "local_bytes": "local bytes"})
+
+
+@renderer("matmul_triton_configs")
+def matmul_triton_configs(docs_dir: Path, path: str) -> str:
+    """The Triton tuning run (gpu/explore/matmul-triton-configs.py): % of cuBLAS BF16 of each
+    config of the persistent TMA kernel at each size of its class, the picked in bold."""
+    return candidates_table(
+        docs_dir, path, "config", "Triton config",
+        lambda bm, bn, bk, group, warps, stages:
+        f"{bm}×{bn}×{bk}, groups of {group}, {warps} warps, {stages} stages")
 
 
 @renderer("matmul_stalls")

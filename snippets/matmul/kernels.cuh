@@ -38,12 +38,16 @@ void cublas_bf16_padded_k(int M, int N, int K, const __nv_bfloat16 *A, int lda,
 
 // Tuning instances: the macros make each name from the template arguments, so that one line
 // holds both. FP32 warp tile: wt_<BM>x<BN>x<BK>_<WM>x<WN>_<WMITER>x<WNITER>_<TM>x<TN>_<threads>
-// _<min blocks per SM>_g<group of tile rows>_k<split of K>; tensor cores (mma.sync):
+// _<min blocks per SM>_g<group of tile rows>_k<split of K>[_edge: edge blocks load without
+// guards]; tensor cores (mma.sync):
 // tc_<BM>x<BN>x<BK>_<WM>x<WN>_s<stages>_g<group>; wgmma (block tile BM x BN x 64):
 // wgmma_<BM>x<BN>_s<stages>_g<group>_f<groups left in flight>_k<split of K>.
 #define WT(bm, bn, bk, wm, wn, wmi, wni, tm, tn, th, mb, g, k)                                  \
     {"wt_" #bm "x" #bn "x" #bk "_" #wm "x" #wn "_" #wmi "x" #wni "_" #tm "x" #tn "_" #th "_" #mb \
      "_g" #g "_k" #k, launch_warptile<bm, bn, bk, wm, wn, wmi, wni, tm, tn, th, mb, g, k>}
+#define WTE(bm, bn, bk, wm, wn, wmi, wni, tm, tn, th, mb, g, k)                                 \
+    {"wt_" #bm "x" #bn "x" #bk "_" #wm "x" #wn "_" #wmi "x" #wni "_" #tm "x" #tn "_" #th "_" #mb \
+     "_g" #g "_k" #k "_edge", launch_warptile<bm, bn, bk, wm, wn, wmi, wni, tm, tn, th, mb, g, k, 1>}
 #define TC(bm, bn, bk, wm, wn, s, g)                                                            \
     {"tc_" #bm "x" #bn "x" #bk "_" #wm "x" #wn "_s" #s "_g" #g, nullptr,                       \
      launch_tc<bm, bn, bk, wm, wn, s, g>}
@@ -72,6 +76,13 @@ const Kernel KERNELS[] = {
     WT(128, 128, 16, 64, 64, 2, 2, 8, 4, 128, 2, 1, 1), WT(128, 128, 16, 64, 64, 2, 2, 8, 4, 128, 2, 1, 4),
     WT(128, 128, 16, 64, 32, 2, 2, 4, 4, 256, 1, 1, 1), WT(128, 256, 16, 64, 64, 1, 2, 8, 8, 256, 1, 8, 1),
     WT(128, 128, 8, 64, 32, 2, 2, 4, 4, 256, 2, 1, 1),  // the Numba kernel's tiles
+    // Around the odd shape's pick (256x128, 1x4 sub-tiles: exactly 3 waves): tile rows in groups
+    // of 8 (L2 reuse), BK 8 (half the shared memory), and 128x128 two a SM in groups of 8.
+    WT(256, 128, 16, 64, 64, 1, 4, 8, 4, 256, 1, 8, 1), WT(256, 128, 8, 64, 64, 1, 4, 8, 4, 256, 1, 1, 1),
+    WT(128, 128, 16, 64, 64, 2, 2, 8, 4, 128, 2, 8, 1),
+    // The same at the odd shape's edges: edge blocks without guards (the last wave waits on them).
+    WTE(256, 128, 16, 64, 64, 1, 4, 8, 4, 256, 1, 1, 1), WTE(128, 128, 16, 64, 64, 2, 2, 8, 4, 128, 2, 1, 1),
+    WTE(256, 128, 16, 64, 64, 1, 2, 8, 8, 256, 1, 1, 1),
 #ifdef WITH_CUBLAS
     {"cublas_bf16", nullptr, cublas_bf16, true, "cublas"},
     {"cublas_bf16_padded_k", nullptr, cublas_bf16_padded_k, true, "cublas"},
@@ -91,6 +102,7 @@ const Kernel KERNELS[] = {
     WG(64, 256, 4, 8, 0, 1),
 };
 #undef WT
+#undef WTE
 #undef TC
 #undef WG
 const int N_KERNELS = sizeof(KERNELS) / sizeof(KERNELS[0]);

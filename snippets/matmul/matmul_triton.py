@@ -12,8 +12,8 @@ Without a GPU, TRITON_INTERPRET=1 runs the same kernel on the CPU, in Triton's i
 
 The second kernel, `matmul_tma_kernel`, is the Hopper form that Triton's tutorial "Persistent
 Matmul" (python/tutorials/09-persistent-matmul.py) describes: one program per SM, each walking
-over many tiles of C, its tiles of A and B copied by TMA through tensor descriptors, and its
-tile sizes autotuned per size (`--tma` checks it; GPU only).
+over many tiles of C, its tiles of A and B copied by TMA through tensor descriptors, its tile
+sizes chosen per size by a tuning run (`--tma` checks it; GPU only).
 """
 
 # --8<-- [start:imports]
@@ -28,6 +28,7 @@ import sys
 import numpy as np
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor  # TMA descriptors made on the host
 
 try:
     import torch
@@ -93,26 +94,40 @@ def matmul_into(a, b, c, config=None) -> None:
 
 
 # --8<-- [start:tma]
-# (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages) that the autotuner tries at each
-# new (M, N, K): big tiles for big sizes, smaller ones that give 1024^3 enough tiles for 132 SMs.
-TMA_CONFIGS = [(128, 256, 64, 8, 8, 3), (128, 256, 64, 8, 8, 4), (256, 128, 64, 8, 8, 3),
-               (128, 128, 64, 8, 4, 4), (128, 128, 64, 8, 8, 4), (128, 128, 128, 8, 8, 3),
-               (64, 128, 64, 8, 4, 4), (64, 256, 64, 8, 4, 4)]
+# (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages) per size class, the first of each
+# the default. A product of at most 2048 x 2048 results gets small tiles, so that there are
+# enough of them for every SM (1024^2 in 64x128 tiles: 128 tiles for 132 SMs); a larger one big
+# tiles, which read A and B fewer times. The FP32 tile of C is staged through shared memory on
+# its way out: a 128x256 one would take 128 KiB of the 227, so tiles that big go out in two
+# halves, which leaves room for three stages of A and B (a config that does not fit fails at
+# its first launch, and the tuning run says so). The tuning run of gpu/matmul.sh times every
+# candidate of a size's class; the confirming run takes the fastest.
+TMA_CONFIGS = {
+    "small": [(64, 128, 64, 8, 4, 4), (128, 64, 64, 8, 4, 4), (64, 64, 64, 8, 4, 6),
+              (64, 128, 128, 8, 4, 3), (128, 128, 64, 8, 4, 4), (64, 256, 64, 8, 4, 4)],
+    "large": [(256, 128, 64, 8, 8, 3), (128, 256, 64, 8, 8, 3), (128, 256, 64, 16, 8, 3),
+              (128, 128, 64, 8, 4, 4), (128, 128, 64, 8, 8, 4), (256, 128, 64, 16, 8, 3)]}
 
 
-@triton.autotune(configs=[triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk,
-                                         "GROUP_M": g}, num_warps=w, num_stages=s)
-                          for bm, bn, bk, g, w, s in TMA_CONFIGS], key=["M", "N", "K"])
+def tma_config(m: int, n: int, config=None) -> tuple:
+    """`config`, or the default (first) config of the size class of an m x n result."""
+    return tuple(config or TMA_CONFIGS["small" if m * n <= 2048 * 2048 else "large"][0])
+
+
+def tma_meta(config) -> dict:
+    """The kernel's compile-time arguments for a config of TMA_CONFIGS."""
+    bm, bn, bk, group, warps, stages = config
+    return {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": group,
+            "HALVES": bm * bn >= 128 * 256, "num_warps": warps, "num_stages": stages}
+
+
 @triton.jit
-def matmul_tma_kernel(a_ptr, bt_ptr, c_ptr, M, N, K, lda, ldb, ldc, NUM_SMS: tl.constexpr,
+def matmul_tma_kernel(a_desc, b_desc, c_ptr, M, N, K, ldc, NUM_SMS: tl.constexpr,
                       BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                      GROUP_M: tl.constexpr):
-    # A (M x K) and B^T (N x K) are both read along K, through tensor descriptors: each load of
-    # a tile becomes one TMA copy into shared memory (zeros past the edges), which wgmma reads.
-    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[lda, 1],
-                                       block_shape=[BLOCK_M, BLOCK_K])
-    b_desc = tl.make_tensor_descriptor(bt_ptr, shape=[N, K], strides=[ldb, 1],
-                                       block_shape=[BLOCK_N, BLOCK_K])
+                      GROUP_M: tl.constexpr, HALVES: tl.constexpr):
+    # A (M x K) and B^T (N x K) are both read along K, through tensor descriptors made on the
+    # host: each load of a tile is one TMA copy into shared memory (zeros past the edges),
+    # which wgmma reads.
     tiles_m, tiles_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
     per_group = GROUP_M * tiles_n
     # Persistent: NUM_SMS programs, program p takes tiles p, p + NUM_SMS, ... in grouped order.
@@ -127,9 +142,19 @@ def matmul_tma_kernel(a_ptr, bt_ptr, c_ptr, M, N, K, lda, ldb, ldc, NUM_SMS: tl.
             b = b_desc.load([pid_n * BLOCK_N, k * BLOCK_K])
             acc = tl.dot(a, b.T, acc)
         rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-        rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        tl.store(c_ptr + rm[:, None] * ldc + rn[None, :], acc,
-                 mask=(rm[:, None] < M) & (rn[None, :] < N))
+        if HALVES:  # the tile goes out in two halves, each staged through half the memory
+            acc0, acc1 = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)),
+                                             (0, 2, 1)))
+            rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N // 2)
+            tl.store(c_ptr + rm[:, None] * ldc + rn[None, :], acc0,
+                     mask=(rm[:, None] < M) & (rn[None, :] < N))
+            rn += BLOCK_N // 2
+            tl.store(c_ptr + rm[:, None] * ldc + rn[None, :], acc1,
+                     mask=(rm[:, None] < M) & (rn[None, :] < N))
+        else:
+            rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+            tl.store(c_ptr + rm[:, None] * ldc + rn[None, :], acc,
+                     mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 def padded_bf16(x):
@@ -149,26 +174,47 @@ def tma_operands(a: np.ndarray, b: np.ndarray, device="cuda"):
 
 
 @functools.cache
-def gpu_setup(device) -> int:
-    """The SM count of a GPU; also gives Triton the allocator for the scratch memory in which
-    the kernel makes its tensor descriptors (once per process: it costs time on every call)."""
-    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8,
-                                                                 device=device))
+def sm_count(device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-def matmul_tma_into(a, b, c) -> None:
+def matmul_tma_into(a, b, c, config=None) -> None:
     """c = a @ b on the GPU: a (M x K) and b.T (N x K) BF16 with unit stride along K and rows
-    16-byte aligned (padded_bf16 makes them), c FP32 (M x N) with unit column stride."""
+    16-byte aligned (padded_bf16 makes them), c FP32 (M x N) with unit column stride; `config`
+    one of TMA_CONFIGS (None: the default of the size class)."""
     (m, k), n = a.shape, b.shape[1]
     if a.stride(1) != 1 or b.stride(0) != 1 or c.stride(1) != 1:
         raise ValueError("a and b.T must be contiguous along K, c along N")
-    sms = gpu_setup(a.device)
-
-    def grid(meta):
-        return (min(sms, triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"])),)
-    matmul_tma_kernel[grid](a, b, c, m, n, k, a.stride(0), b.stride(1), c.stride(0), NUM_SMS=sms)
+    meta = tma_meta(tma_config(m, n, config))
+    bm, bn, bk = meta["BLOCK_M"], meta["BLOCK_N"], meta["BLOCK_K"]
+    a_desc = TensorDescriptor(a, [m, k], [a.stride(0), 1], [bm, bk])
+    b_desc = TensorDescriptor(b.T, [n, k], [b.stride(1), 1], [bn, bk])
+    sms = sm_count(a.device)
+    grid = (min(sms, triton.cdiv(m, bm) * triton.cdiv(n, bn)),)
+    matmul_tma_kernel[grid](a_desc, b_desc, c, m, n, k, c.stride(0), NUM_SMS=sms, **meta)
 # --8<-- [end:tma]
+
+
+# --8<-- [start:graph]
+GRAPHS: dict = {}  # the graph of the last tensors and config, with those tensors
+
+
+def matmul_tma_graphed(a, b, c, config=None) -> None:
+    """matmul_tma_into replayed from a CUDA graph: the first call on these tensors (and config)
+    compiles, then records the launch into a graph; every call replays it. A replay is one
+    driver call, instead of Triton's launch path in Python (microseconds a call, whatever the
+    kernel). A graph replays the same addresses: it keeps the tensors it was recorded with."""
+    key = (a.data_ptr(), b.data_ptr(), c.data_ptr(), *a.shape, *b.shape, *c.shape, config)
+    if key not in GRAPHS:
+        matmul_tma_into(a, b, c, config)  # compile outside the recording
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            matmul_tma_into(a, b, c, config)
+        GRAPHS.clear()  # one graph at a time: an older one would hold its tensors
+        GRAPHS[key] = graph, (a, b, c)
+    GRAPHS[key][0].replay()
+# --8<-- [end:graph]
 
 
 # --8<-- [start:check]

@@ -11,6 +11,15 @@ from sgemm_numba_tiles import (A_LOADS, ALIGN, B_LOADS, WACC_M, WACC_N, WARP, WA
 
 
 # --8<-- [start:warptile]
+@cuda.jit(device=True, inline=True)
+def load4_clamped(x, r, c):
+    """x[r, c:c+4] as four 4-byte loads (rows that are not 16-byte aligned), without guards:
+    a column past the last reads the last, a value that only meets results never stored."""
+    last = x.shape[1] - 1
+    return (x[r, min(c, last)], x[r, min(c + 1, last)], x[r, min(c + 2, last)],
+            x[r, min(c + 3, last)])
+
+
 @cuda.jit(fastmath=True, **WARPTILE_OPTIONS)
 def warptile(a, b, c):
     # Warp tiling plus double buffering, as in the CUDA C kernel: each warp owns a WM x WN piece
@@ -32,9 +41,11 @@ def warptile(a, b, c):
     lr, lc = lane // int32(WLANES_N), lane % int32(WLANES_N)
     row0, col0 = int32(cuda.blockIdx.y * WBM), int32(cuda.blockIdx.x * WBN)
     a_vec, b_vec = K % 4 == 0, N % 4 == 0
-    # A block whose tiles lie wholly inside A and B loads them with plain 16-byte loads, without
-    # fetch4's guards (as the CUDA C kernel does): the guards cost more than the loads.
-    inner = a_vec and b_vec and row0 + WBM <= M and col0 + WBN <= N
+    # Every tile but the last along K loads without fetch4's guards, which cost more than the
+    # loads: 16-byte loads where the rows allow them (K, N multiples of 4), else four 4-byte
+    # loads. An edge block's rows past M read row M - 1, its columns past N column N - 1: those
+    # values only meet results that are never stored. Only the last tile must read zeros past K.
+    b_wide = b_vec and col0 + WBN <= N         # 16-byte loads of B: all of its columns inside
     for i in range(WACC_M):
         for j in range(WACC_N):
             acc[i, j] = 0.0
@@ -42,17 +53,20 @@ def warptile(a, b, c):
     for k0 in range(-WBK, K, WBK):             # the first trip only loads tile 0
         k1 = k0 + WBK
         if k1 < K:                             # tile k1 into registers, 16 bytes at a time
-            fast = inner and k1 + WBK <= K
+            fast = k1 + WBK <= K
             for l in range(A_LOADS):
                 e = t + l * WTHREADS
                 r, cc = row0 + e // (WBK // 4), k1 + (e % (WBK // 4)) * 4
-                v = load4(a, r, cc) if fast else fetch4(a, r, cc, a_vec)
+                rr = min(r, M - 1)
+                v = fetch4(a, r, cc, a_vec) if not fast else (
+                    load4(a, rr, cc) if a_vec else load4_clamped(a, rr, cc))
                 for q in range(4):
                     a_stage[l, q] = v[q]
             for l in range(B_LOADS):
                 e = t + l * WTHREADS
                 r, cc = k1 + e // (WBN // 4), col0 + (e % (WBN // 4)) * 4
-                v = load4(b, r, cc) if fast else fetch4(b, r, cc, b_vec)
+                v = fetch4(b, r, cc, b_vec) if not fast else (
+                    load4(b, r, cc) if b_wide else load4_clamped(b, r, cc))
                 for q in range(4):
                     b_stage[l, q] = v[q]
         if k0 >= 0:

@@ -27,7 +27,7 @@ else:  # the CUDA simulator: same code, small tiles, so that CI runs in seconds
     WMITER, WNITER, WTM, WTN = 2, 1, 4, 4
 # --8<-- [end:tiles]
 BLOCKS_PER_SM = 2
-if os.environ.get("MATMUL_NUMBA_WARPTILE") and not SIMULATOR:
+if os.environ.get("MATMUL_NUMBA_WARPTILE"):  # a tuning run's tiles (the simulator's: small)
     (WBM, WBN, WBK, WM, WN, WMITER, WNITER, WTM, WTN,
      BLOCKS_PER_SM) = map(int, os.environ["MATMUL_NUMBA_WARPTILE"].split(","))
 

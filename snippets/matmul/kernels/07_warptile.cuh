@@ -11,9 +11,10 @@
 // conflicts. Two shared-memory buffers let the global loads of tile k+1 be in flight while
 // tile k is multiplied; one barrier per step instead of two. With SPLIT > 1, block z of the
 // grid's third dimension sums only its share of K and writes it to C + z * M * N (a workspace
-// that split_k_sum then adds up).
+// that split_k_sum then adds up). EDGE = 1: blocks on the bottom and right edges load their
+// tiles without guards too (below).
 template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
-          int THREADS, int MIN_BLOCKS, int GROUP>
+          int THREADS, int MIN_BLOCKS, int GROUP, int EDGE = 0>
 __global__ void __launch_bounds__(THREADS, MIN_BLOCKS)
 sgemm_warptile(int M, int N, int K, int k_chunk, const float *A, const float *B, float *C) {
     constexpr int WSUBM = WM / WMITER, WSUBN = WN / WNITER;   // one sub-tile of a warp
@@ -55,6 +56,25 @@ sgemm_warptile(int M, int N, int K, int k_chunk, const float *A, const float *B,
             for (int l = 0; l < B_LOADS; ++l) {
                 int i = t + l * THREADS, r = i / (BN_ / 4), c = (i % (BN_ / 4)) * 4;
                 b_stage[l] = load4_inside(&B[(size_t)(k0 + r) * N + col0 + c], b_vec);
+            }
+            return;
+        }
+        // EDGE: an edge block's rows past M read row M - 1 and its columns past N column N - 1,
+        // without a branch; those values only reach results that are never stored. Only the
+        // last tile along K, which must read zeros past K, keeps load4's guards.
+        if (EDGE && k0 + BK_ <= K) {
+#pragma unroll
+            for (int l = 0; l < A_LOADS; ++l) {
+                int i = t + l * THREADS, r = i / (BK_ / 4), c = (i % (BK_ / 4)) * 4;
+                a_stage[l] = load4_inside(&A[(size_t)min(row0 + r, M - 1) * K + k0 + c], a_vec);
+            }
+#pragma unroll
+            for (int l = 0; l < B_LOADS; ++l) {
+                int i = t + l * THREADS, r = i / (BN_ / 4), c = col0 + (i % (BN_ / 4)) * 4;
+                const float *row = &B[(size_t)(k0 + r) * N];
+                auto at = [&](int j) { return row[min(j, N - 1)]; };
+                b_stage[l] = b_vec && c + 3 < N ? *reinterpret_cast<const float4 *>(row + c)
+                                                : make_float4(at(c), at(c + 1), at(c + 2), at(c + 3));
             }
             return;
         }
@@ -146,22 +166,22 @@ sgemm_warptile(int M, int N, int K, int k_chunk, const float *A, const float *B,
 // chunk of K (a multiple of BK), writing partial tiles to a workspace that split_k_sum adds
 // into C.
 template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
-          int THREADS, int MIN_BLOCKS, int GROUP>
+          int THREADS, int MIN_BLOCKS, int GROUP, int EDGE = 0>
 void run_warptile(int split, int M, int N, int K, const float *A, const float *B, float *C) {
     const int k_chunk = CEIL_DIV(CEIL_DIV(K, split), BK_) * BK_;
     const int splits = CEIL_DIV(K, k_chunk);  // <= split
     dim3 grid(CEIL_DIV(N, BN_), CEIL_DIV(M, BM_), splits);
     float *out = splits > 1 ? split_k_workspace((size_t)splits * M * N) : C;
-    sgemm_warptile<BM_, BN_, BK_, WM, WN, WMITER, WNITER, TM_, TN_, THREADS, MIN_BLOCKS, GROUP>
+    sgemm_warptile<BM_, BN_, BK_, WM, WN, WMITER, WNITER, TM_, TN_, THREADS, MIN_BLOCKS, GROUP, EDGE>
         <<<grid, THREADS>>>(M, N, K, k_chunk, A, B, out);
     if (splits > 1) split_k_sum(M, N, splits, out, C);
 }
 
-// One tuning instance: every tile size and the split fixed.
+// One tuning instance: every tile size, the split and the edge blocks' loads fixed.
 template <int BM_, int BN_, int BK_, int WM, int WN, int WMITER, int WNITER, int TM_, int TN_,
-          int THREADS, int MIN_BLOCKS = 2, int GROUP = 1, int SPLIT = 1>
+          int THREADS, int MIN_BLOCKS = 2, int GROUP = 1, int SPLIT = 1, int EDGE = 0>
 void launch_warptile(int M, int N, int K, const float *A, const float *B, float *C) {
-    run_warptile<BM_, BN_, BK_, WM, WN, WMITER, WNITER, TM_, TN_, THREADS, MIN_BLOCKS, GROUP>(
+    run_warptile<BM_, BN_, BK_, WM, WN, WMITER, WNITER, TM_, TN_, THREADS, MIN_BLOCKS, GROUP, EDGE>(
         SPLIT, M, N, K, A, B, C);
 }
 
