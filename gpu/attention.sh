@@ -8,12 +8,12 @@
 #    the same process as the naive version and PyTorch's SDPA under each backend, every case.
 # Then the two lessons' own demos: the Triton check, the torch check and the naive memory sweep.
 # Writes into $RESULTS_DIR (-> where it goes in the repository):
-#   attention-h200.json    results file              (-> docs/data/attention-h200.json)
+#   attention-<card>.json    results file              (-> docs/data/attention-<card>.json)
 #   attention-run.txt      what the runner printed   (log)
 #   attention-demo.txt     the lessons' demos        (log)
 source "$(dirname "$0")/lib/prelude.sh"  # set -u, cd to the root, RESULTS_DIR, step
 export TRITON_PRINT_AUTOTUNING=1 TRITON_CACHE_DIR="${TRITON_CACHE_DIR:-$(mktemp -d)}"
-out="$RESULTS_DIR/attention-h200.json"
+out="$RESULTS_DIR/attention-$CARD.json"
 
 step "versions: torch, triton, CUDA, cuDNN"
 timeout 10 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton",

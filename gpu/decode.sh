@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # LLM decode at the bandwidth bound on a GPU machine (at most 180 s on an H200). Writes into
 # $RESULTS_DIR:
-#   decode-h200.json    python snippets/bench/run.py decode   (-> docs/data/decode-h200.json):
+#   decode-<card>.json    python snippets/bench/run.py decode   (-> docs/data/decode-<card>.json):
 #                       a large torch copy_ (the bound's bandwidth), then batch 1, 8 and 64 with
 #                       1,024 tokens in the cache, eager, eager in one CUDA graph, torch.compile,
 #                       torch.compile in one CUDA graph; each row checked against eager first
@@ -21,7 +21,7 @@ print(\"torch\", torch.__version__, \"CUDA\", torch.version.cuda, \"triton\", tr
     | tee "$RESULTS_DIR/decode-lesson.txt" || status=1
 
 step "the benchmark runner: the copy, then every step form at batch 1, 8 and 64"
-out="$RESULTS_DIR/decode-h200.json"
+out="$RESULTS_DIR/decode-$CARD.json"
 timeout "${DECODE_TIMEOUT:-105}" python3 snippets/bench/run.py decode --compile-runs 0 \
     --output "$out" > "$RESULTS_DIR/decode-run.txt" 2>&1 || status=1
 if [ ! -f "$out" ] && [ -f "${out%.json}.partial.json" ]; then

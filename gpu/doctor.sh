@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The GPU doctor on a real GPU machine: its text report and JSON, plus the raw tool outputs it
 # reads (so tests/fixtures/doctor/ can be refreshed from real recordings). Budget: 1 minute.
-#   RESULTS_DIR/doctor-h200.json  -> docs/data/doctor-h200.json, then the page's report:
-#       python snippets/doctor/gpu_doctor.py --replay docs/data/doctor-h200.json > docs/data/doctor-h200.txt
-#   RESULTS_DIR/doctor-h200.txt   the same report as text -> gpu/logs/<run>/doctor-h200.txt
+#   RESULTS_DIR/doctor-<card>.json  -> docs/data/doctor-<card>.json, then the page's report:
+#       python snippets/doctor/gpu_doctor.py --replay docs/data/doctor-<card>.json > docs/data/doctor-<card>.txt
+#   RESULTS_DIR/doctor-<card>.txt   the same report as text -> gpu/logs/<run>/doctor-<card>.txt
 #   RESULTS_DIR/recorded/*        nvidia-smi, lspci, nvcc and /proc outputs (fixture material)
 set -u
 : "${RESULTS_DIR:?set RESULTS_DIR to an empty folder for the outputs}"
@@ -27,9 +27,9 @@ done > "$rec/sysfs-nvidia.txt"
 
 # The doctor itself, as a reader runs it. Each framework probe gets at most 30 s; the whole run
 # is cut at 50 s so the script stays inside its minute. Its text report is the summary.
-timeout 50 python3 snippets/doctor/gpu_doctor.py --timeout 30 --json "$RESULTS_DIR/doctor-h200.json" \
-    > "$RESULTS_DIR/doctor-h200.txt" 2>&1
+timeout 50 python3 snippets/doctor/gpu_doctor.py --timeout 30 --json "$RESULTS_DIR/doctor-$CARD.json" \
+    > "$RESULTS_DIR/doctor-$CARD.txt" 2>&1
 status=$?
 echo "== GPU doctor on $(hostname): exit status $status (0 usable, 1 no usable GPU, 3 usable with errors) =="
-cat "$RESULTS_DIR/doctor-h200.txt"
+cat "$RESULTS_DIR/doctor-$CARD.txt"
 exit $status

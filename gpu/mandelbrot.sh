@@ -11,10 +11,10 @@
 #    the two chunked ones, one launch each on the deep case: instructions per pipe, issue slots,
 #    warp stall reasons, achieved occupancy.
 # Outputs in $RESULTS_DIR:
-#   mandelbrot-h200.json       -> docs/data/mandelbrot-h200.json        (confirming run)
-#   mandelbrot-tune-h200.json  -> docs/data/mandelbrot-tune-h200.json   (tuning run)
-#   mandelbrot-sass-h200.txt   -> docs/data/mandelbrot-sass-h200.txt
-#   mandelbrot-ncu-h200.txt    -> docs/data/mandelbrot-ncu-h200.txt     (then tools/structure_logs.py)
+#   mandelbrot-<card>.json       -> docs/data/mandelbrot-<card>.json        (confirming run)
+#   mandelbrot-tune-<card>.json  -> docs/data/mandelbrot-tune-<card>.json   (tuning run)
+#   mandelbrot-sass-<card>.txt   -> docs/data/mandelbrot-sass-<card>.txt
+#   mandelbrot-ncu-<card>.txt    -> docs/data/mandelbrot-ncu-<card>.txt     (then tools/structure_logs.py)
 #   mandelbrot-summary.txt, mandelbrot-runner.log, mandelbrot-tune.log, mandelbrot-sass.txt,
 #   mandelbrot-host.txt        -> gpu/logs/<date>/mandelbrot-*.txt
 # The image (docs/assets/images/mandelbrot.png) and the notebook are made by the commands of the
@@ -42,7 +42,7 @@ step "host"  # the CPU the CPU figures ran on: model, vCPUs, and whether it is a
 cat "$RESULTS_DIR/mandelbrot-host.txt"
 
 step "tuning run: the chunked kernels at every k and block (progress in mandelbrot-tune.log)"
-tuned="$RESULTS_DIR/mandelbrot-tune-h200.json"
+tuned="$RESULTS_DIR/mandelbrot-tune-$CARD.json"
 MANDELBROT_TUNE=1 timeout 70 $PY snippets/bench/run.py mandelbrot "${TUNE_ARGS[@]}" \
     --output "$tuned" > "$RESULTS_DIR/mandelbrot-tune.log" 2>&1 || echo "the tuning run exited $?"
 tail -n 30 "$RESULTS_DIR/mandelbrot-tune.log"
@@ -63,13 +63,13 @@ echo "picked: ${MANDELBROT_PICKED:-none, the defaults of the lesson}"
 
 if [ "$dry" != 1 ]; then
     step "SASS of the CUDA kernels"
-    timeout "$(left)" $PY snippets/bench/run.py mandelbrot --sass "$RESULTS_DIR/mandelbrot-sass-h200.txt" \
+    timeout "$(left)" $PY snippets/bench/run.py mandelbrot --sass "$RESULTS_DIR/mandelbrot-sass-$CARD.txt" \
         > "$RESULTS_DIR/mandelbrot-sass.txt" 2>&1 || { status=1; cat "$RESULTS_DIR/mandelbrot-sass.txt"; }
 fi
 
 step "confirming run (progress in mandelbrot-runner.log)"
 timeout "$(left)" $PY snippets/bench/run.py mandelbrot "${RUN_ARGS[@]}" \
-    --output "$RESULTS_DIR/mandelbrot-h200.json" > "$RESULTS_DIR/mandelbrot-summary.txt" \
+    --output "$RESULTS_DIR/mandelbrot-$CARD.json" > "$RESULTS_DIR/mandelbrot-summary.txt" \
     2> "$RESULTS_DIR/mandelbrot-runner.log" || { status=1; echo "runner exit status $?"; }
 cat "$RESULTS_DIR/mandelbrot-summary.txt"
 
@@ -102,8 +102,8 @@ if [ "$dry" != 1 ] && command -v ncu >/dev/null; then
         out=$(profile "$v" "$metrics")
         grep -qE "^ +[a-z]+__" <<< "$out" || { echo "$out" | sed "s/^/# /"; out=$(profile "$v" "$known"); }
         echo "${out:-ncu failed for $v}"
-    done > "$RESULTS_DIR/mandelbrot-ncu-h200.txt"
-    cat "$RESULTS_DIR/mandelbrot-ncu-h200.txt"
+    done > "$RESULTS_DIR/mandelbrot-ncu-$CARD.txt"
+    cat "$RESULTS_DIR/mandelbrot-ncu-$CARD.txt"
 fi
 # --8<-- [end:ncu]
 step "done in $SECONDS s"

@@ -13,12 +13,12 @@
 #    timed in the same processes, 1024^3 to 8192^3 and an odd shape. Beside them, Nsight
 #    Compute on the naive and coalesced kernels, and the machine code of the Triton TMA kernel.
 # Writes into $RESULTS_DIR (-> where it goes in the repository):
-#   matmul-h200.json           confirming run          (-> docs/data/matmul-h200.json)
-#   matmul-tune-h200.json      CUDA C tuning run       (-> docs/data/matmul-tune-h200.json)
-#   matmul-numba-tiles.jsonl   Numba tuning run        (-> docs/data/matmul-numba-tiles-h200.jsonl)
-#   matmul-triton-configs.jsonl Triton tuning run      (-> docs/data/matmul-triton-configs-h200.jsonl)
-#   matmul-build.txt           nvcc -Xptxas -v report  (-> docs/data/matmul-build-h200.txt)
-#   matmul-ncu-h200.txt        ncu metrics             (-> docs/data/matmul-ncu-h200.txt)
+#   matmul-<card>.json           confirming run          (-> docs/data/matmul-<card>.json)
+#   matmul-tune-<card>.json      CUDA C tuning run       (-> docs/data/matmul-tune-<card>.json)
+#   matmul-numba-tiles.jsonl   Numba tuning run        (-> docs/data/matmul-numba-tiles-<card>.jsonl)
+#   matmul-triton-configs.jsonl Triton tuning run      (-> docs/data/matmul-triton-configs-<card>.jsonl)
+#   matmul-build.txt           nvcc -Xptxas -v report  (-> docs/data/matmul-build-<card>.txt)
+#   matmul-ncu-<card>.txt        ncu metrics             (-> docs/data/matmul-ncu-<card>.txt)
 #   matmul-triton-sass.txt     wgmma and TMA instructions of each compiled Triton config (log)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -52,12 +52,12 @@ if command -v ncu >/dev/null; then
         timeout 60 ncu --clock-control none --metrics "$metrics" -k "regex:sgemm_$k" -c 1 \
             build/bench-sgemm --kernel "$k" --repeats 10 --budget 0.001 2048 2>&1 |
             grep -E "sgemm_$k|^ +[a-z0-9_]+__" || echo "ncu failed for $k (exit $?)"
-    done > "$RESULTS_DIR/matmul-ncu-h200.txt"
+    done > "$RESULTS_DIR/matmul-ncu-$CARD.txt"
 fi
 # --8<-- [end:ncu]
 
 # --8<-- [start:bench]
-tuned="$RESULTS_DIR/matmul-tune-h200.json"
+tuned="$RESULTS_DIR/matmul-tune-$CARD.json"
 MATMUL_TUNE=1 timeout 120 python3 snippets/bench/run.py matmul --variants cuda_c \
     --compile-runs 0 --output "$tuned" || echo "the tuning run exited $?"
 # The confirming run applies the rule to these files (launchers.py); without one, the kernels'
@@ -66,7 +66,7 @@ MATMUL_TUNE=1 timeout 120 python3 snippets/bench/run.py matmul --variants cuda_c
 export MATMUL_NUMBA_TUNED="$RESULTS_DIR/matmul-numba-tiles.jsonl"
 export MATMUL_TRITON_TUNED="$RESULTS_DIR/matmul-triton-configs.jsonl"
 timeout 240 python3 snippets/bench/run.py matmul \
-    --compile-runs 1 --output "$RESULTS_DIR/matmul-h200.json"
+    --compile-runs 1 --output "$RESULTS_DIR/matmul-$CARD.json"
 # --8<-- [end:bench]
 for f in $(find "$TRITON_CACHE_DIR" -name 'matmul_tma_kernel.cubin'); do
     sass=$(cuobjdump -sass "$f")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Mandelbrot notebook, executed on the GPU machine against the committed results file
-# (docs/data/mandelbrot-h200.json), with nbclient, the same executor the tests use. Needs
+# (docs/data/mandelbrot-<card>.json), with nbclient, the same executor the tests use. Needs
 # nbclient and ipykernel (carried as wheels in .whl/). Writes into $RESULTS_DIR:
 #   mandelbrot-notebook.ipynb  -> docs/kernels/mandelbrot-notebook.ipynb
 set -u

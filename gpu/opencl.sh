@@ -4,7 +4,7 @@
 # (a private vendors folder, OCL_ICD_VENDORS). Needs pyopencl (carried as a wheel in .whl/).
 # About 30 s. Writes into $RESULTS_DIR:
 #   opencl-platforms.txt   the platforms and devices the loader sees, with the ICD used
-#   opencl-h200.json       python snippets/bench/run.py opencl --variants opencl_gpu
+#   opencl-<card>.json       python snippets/bench/run.py opencl --variants opencl_gpu
 set -uo pipefail
 cd "$(dirname "$0")/.."
 : "${RESULTS_DIR:?set RESULTS_DIR to an empty folder for the outputs}"
@@ -16,4 +16,4 @@ echo "$lib" > "$OCL_ICD_VENDORS/nvidia.icd"
   timeout 60 python3 snippets/opencl/cl_device.py; echo "exit $?"; } > "$RESULTS_DIR/opencl-platforms.txt" 2>&1
 cat "$RESULTS_DIR/opencl-platforms.txt"
 timeout 120 python3 snippets/bench/run.py opencl --variants opencl_gpu --compile-runs 0 \
-    --output "$RESULTS_DIR/opencl-h200.json"
+    --output "$RESULTS_DIR/opencl-$CARD.json"

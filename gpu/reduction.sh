@@ -3,16 +3,16 @@
 # runner (two rounds of every sum against the read-only kernels; softmax and RMSNorm against a
 # copy), then Nsight Compute on the row kernels and, with REDUCE_NCU=1, on five sum kernels.
 # Within 180 s in all. Writes into $RESULTS_DIR:
-#   reduction-h200.json    results file           (-> docs/data/reduction-h200.json)
+#   reduction-<card>.json    results file           (-> docs/data/reduction-<card>.json)
 #   reduction-run.txt      what the runner printed
 #   reduction-build.txt    nvcc -Xptxas -v: registers, shared memory, spills per kernel
 #   reduction-lesson.txt   reduce.cu's and rows.cu's own checks
 #   reduction-tools.txt    the versions of nvcc, ncu, numba-cuda and PyTorch found
-#   reduction-rows-ncu-h200.txt   ncu on softmax_rows<256> and rmsnorm_rows<256>, 8192 rows: DRAM
+#   reduction-rows-ncu-<card>.txt   ncu on softmax_rows<256> and rmsnorm_rows<256>, 8192 rows: DRAM
 #                          bytes read and written, throughput, duration, occupancy
-#                          (-> docs/data/reduction-rows-ncu-h200.txt)
-#   reduction-rows-ncu-h200.json  the same, structured by tools/structure_logs.ncu_profiles
-#                          (-> docs/data/reduction-rows-ncu-h200.json)
+#                          (-> docs/data/reduction-rows-ncu-<card>.txt)
+#   reduction-rows-ncu-<card>.json  the same, structured by tools/structure_logs.ncu_profiles
+#                          (-> docs/data/reduction-rows-ncu-<card>.json)
 #   reduction-ncu.txt      with REDUCE_NCU=1: ncu's throughput sections on the sums
 # REDUCE_CASES=a,b limits the runner to those cases (default: every default case). The runner
 # gets what is left of REDUCE_BUDGET (175 s) after the steps before it, less 22 s for the ncu step.
@@ -44,7 +44,7 @@ step "the benchmark runner: every sum, two rounds; softmax and RMSNorm"
 cases=()
 [ -n "${REDUCE_CASES:-}" ] && cases=(--cases "$REDUCE_CASES")
 timeout "$(left 22)" python3 snippets/bench/run.py reduction ${cases[@]+"${cases[@]}"} \
-    --compile-runs 1 --output "$RESULTS_DIR/reduction-h200.json" > "$RESULTS_DIR/reduction-run.txt" 2>&1 \
+    --compile-runs 1 --output "$RESULTS_DIR/reduction-$CARD.json" > "$RESULTS_DIR/reduction-run.txt" 2>&1 \
     || status=1
 tail -40 "$RESULTS_DIR/reduction-run.txt"
 
@@ -59,14 +59,14 @@ for kernel in softmax rmsnorm; do
     timeout "$(( $(left 0) < 10 ? $(left 0) : 10 ))" ncu --clock-control none --metrics "$ncu_metrics" -k "regex:${kernel}_rows" -c 1 \
         ./build/bench-rows-sm90 --kernel "cuda_c_${kernel}_256" --repeats 10 --budget 0.05 8192 2>&1 |
         grep -E "${kernel}_rows|^ +[a-z0-9_]+__|==ERROR" || echo "ncu failed for $kernel (exit $?)"
-done > "$RESULTS_DIR/reduction-rows-ncu-h200.txt"
-cat "$RESULTS_DIR/reduction-rows-ncu-h200.txt"
-timeout 10 python3 - "$RESULTS_DIR" <<'PY' || echo "no ncu figures to structure"
+done > "$RESULTS_DIR/reduction-rows-ncu-$CARD.txt"
+cat "$RESULTS_DIR/reduction-rows-ncu-$CARD.txt"
+timeout 10 python3 - "$RESULTS_DIR" "reduction-rows-ncu-$CARD.txt" <<'PY' || echo "no ncu figures to structure"
 import json, sys
 from pathlib import Path
 sys.path.insert(0, "tools")
 from structure_logs import ncu_profiles  # the one parser of ncu --metrics reports
-raw = Path(sys.argv[1]) / "reduction-rows-ncu-h200.txt"
+raw = Path(sys.argv[1]) / sys.argv[2]
 rows = [{"kernel": k, "metrics": m} for k, m in ncu_profiles(raw.read_text())]
 if rows:
     raw.with_suffix(".json").write_text(json.dumps({"raw": raw.name, "rows": rows}, indent=1) + "\n")

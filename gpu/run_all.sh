@@ -61,6 +61,8 @@ pack() {
     return 1
 }
 nvidia-smi > "$root/nvidia-smi.txt" 2>&1
+source gpu/lib/card.sh  # each topic names its results files for the card: saxpy-h100.json
+export CARD
 failed=()
 for topic in "$@"; do
     export RESULTS_DIR="$root/$topic"

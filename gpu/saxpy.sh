@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SAXPY on a GPU machine. Writes into $RESULTS_DIR:
-#   saxpy-h200.json       python snippets/bench/run.py saxpy (CPU, three GPU rounds, small sizes)
+#   saxpy-<card>.json       python snippets/bench/run.py saxpy (CPU, three GPU rounds, small sizes)
 #   saxpy-run.txt         what the runner printed
 #   saxpy-lesson.txt      ./build/saxpy: the CUDA C lesson's own check of each kernel
 #   saxpy-numba-ptx.txt   the global loads/stores of each Numba kernel, PTX and SASS
@@ -45,11 +45,11 @@ step "the benchmark runner: every version, three GPU rounds"
 cases=()
 [ -n "${SAXPY_CASES:-}" ] && cases=(--cases "$SAXPY_CASES")
 timeout "${SAXPY_TIMEOUT:-200}" python3 snippets/bench/run.py saxpy ${cases[@]+"${cases[@]}"} --compile-runs 1 \
-    --output "$RESULTS_DIR/saxpy-h200.json" > "$RESULTS_DIR/saxpy-run.txt" 2>&1 || status=1
+    --output "$RESULTS_DIR/saxpy-$CARD.json" > "$RESULTS_DIR/saxpy-run.txt" 2>&1 || status=1
 tail -45 "$RESULTS_DIR/saxpy-run.txt"
 
 step "bar tests on the results file: each round's best kernels against its fastest copy"
-SAXPY_RESULTS="$RESULTS_DIR/saxpy-h200.json" timeout 60 python3 -m pytest -q -s -o addopts="" \
+SAXPY_RESULTS="$RESULTS_DIR/saxpy-$CARD.json" timeout 60 python3 -m pytest -q -s -o addopts="" \
     -p no:cacheprovider -m gpu tests/test_saxpy.py -k bar 2>&1 | tee "$RESULTS_DIR/saxpy-bar.txt" \
     || status=1
 exit $status

@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # Why the GPU is idle (issue 46) on a GPU machine, within 150 s on an H200. Writes into
 # $RESULTS_DIR:
-#   timeline-h200.json        run.py timeline: overlap.cu's stages and pipelines (chunks x streams),
+#   timeline-<card>.json        run.py timeline: overlap.cu's stages and pipelines (chunks x streams),
 #                             Numba's pipelines, graphs.cu's chains and PyTorch's (-> docs/data/)
 #   timeline-run.txt          what the runner printed
 #   timeline-lessons.txt      ./build/overlap, ./build/graphs, overlap_numba.py: each lesson's own
 #                             check (graphs_torch.py's functions run in run.py's graphs case)
-#   timeline-trace-h200.json  tools/timeline_trace.py on the traces below (-> docs/data/)
+#   timeline-trace-<card>.json  tools/timeline_trace.py on the traces below (-> docs/data/)
 #   timeline-trace.txt        how each trace was recorded, nsys stats or the tool's summaries
 #   timeline-tools.txt        the GPU, driver, nvcc, nsys (or its absence), numba, torch, jax, keras
-#   timeline-bar.txt          the bar tests on timeline-h200.json (tests/test_timeline.py -m gpu)
+#   timeline-bar.txt          the bar tests on timeline-<card>.json (tests/test_timeline.py -m gpu)
 # The traces: train.py from files (a small data set, KERAS_BACKEND=jax) and a pipeline (label
 # "pipeline"): ./build/overlap with Nsight Systems where `nsys` is on PATH, else train.py and
 # overlap_numba.py with jax.profiler (trace_jax.py).
 source "$(dirname "$0")/lib/prelude.sh"  # set -u, cd to the root, RESULTS_DIR, step
 export KERAS_BACKEND=jax TF_CPP_MIN_LOG_LEVEL=2 XLA_PYTHON_CLIENT_PREALLOCATE=false
-trace_json="$RESULTS_DIR/timeline-trace-h200.json"
+trace_json="$RESULTS_DIR/timeline-trace-$CARD.json"
 log="$RESULTS_DIR/timeline-trace.txt"
 
 deadline=$(( $(date +%s) + ${TIMELINE_SECONDS:-145} ))  # the script's whole budget
@@ -40,7 +40,7 @@ done
 for job in $(jobs -p); do wait "$job" || status=1; done
 
 step "the benchmark runner: pipelines against their ideal, chains one by one and as graphs"
-timeout "$(cap 70 55)" python3 snippets/bench/run.py timeline --output "$RESULTS_DIR/timeline-h200.json" \
+timeout "$(cap 70 55)" python3 snippets/bench/run.py timeline --output "$RESULTS_DIR/timeline-$CARD.json" \
     > "$RESULTS_DIR/timeline-run.txt" 2>&1 || status=1
 tail -45 "$RESULTS_DIR/timeline-run.txt"
 
@@ -88,7 +88,7 @@ step "each lesson's own check"
     | tee "$RESULTS_DIR/timeline-lessons.txt" || status=1
 
 step "bar tests on the results file: the best pipeline against its ideal, graphs against launches"
-TIMELINE_RESULTS="$RESULTS_DIR/timeline-h200.json" timeout "$(cap 20)" python3 -m pytest -q -s -o addopts="" \
+TIMELINE_RESULTS="$RESULTS_DIR/timeline-$CARD.json" timeout "$(cap 20)" python3 -m pytest -q -s -o addopts="" \
     -p no:cacheprovider -m gpu tests/test_timeline.py -k bar 2>&1 | tee "$RESULTS_DIR/timeline-bar.txt" \
     || status=1
 exit $status

@@ -6,7 +6,7 @@
 #    in one process, 3 rounds of at least 3 s each after 1 s of warm-up (a round that lost more
 #    than 1.5 % of the host's CPU time to the hypervisor runs again), with a profiler trace of
 #    each GPU row
-#    -> keras-climb-h200.json (docs/data/), climb-log.txt.
+#    -> keras-climb-<card>.json (docs/data/), climb-log.txt.
 # 2. files: train.py as a reader runs it: 25,000 JPEG files at 64x64 from make_dataset.py, then
 #    train.py --batch-size 1024 --mixed-precision for 6 epochs with validation and checkpoints ->
 #    train-history.json (train.py's own history.json, seconds per epoch), train-dataset.txt,
@@ -25,7 +25,7 @@ wall() { python3 -c "import sys, time; print(round(time.time() - float(sys.argv[
 if [[ " $parts " == *" climb "* ]]; then
     start=$(date +%s.%N)
     timeout 560 python3 snippets/bench/run.py keras --cases climb --compile-runs 0 \
-        --output "$RESULTS_DIR/keras-climb-h200.json" 2>&1 | grep -v '^[WI]0000' \
+        --output "$RESULTS_DIR/keras-climb-$CARD.json" 2>&1 | grep -v '^[WI]0000' \
         | tee "$RESULTS_DIR/climb-log.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
     echo "climb: $(wall "$start") s wall" | tee -a "$RESULTS_DIR/climb-log.txt"

@@ -6,3 +6,4 @@ cd "$(dirname "$0")/.."
 mkdir -p build "$RESULTS_DIR"
 status=0
 step() { echo "== $* ($(date +%T))"; }
+source gpu/lib/card.sh  # CARD: h100, h200, ... for file names
