@@ -544,7 +544,7 @@ def test_committed_notebook_shows_the_current_results_file():
     assert cells, "no cell of the notebook reads the results file: the check checks nothing"
     from bench import results, system
 
-    scope = {"HERE": ROOT / "docs" / "kernels", "RESULTS": "../data/mandelbrot-h200.json",
+    scope = {"HERE": ROOT / "docs" / "kernels", "RESULTS": "../data/mandelbrot-h100.json",
              "results": results, "system": system, "os": os, "Path": Path}
     for i in cells:
         shown = "".join(o.get("text", "") for o in nb.cells[i].outputs
@@ -553,5 +553,5 @@ def test_committed_notebook_shows_the_current_results_file():
         with contextlib.redirect_stdout(out):
             exec(compile(nb.cells[i].source, f"notebook cell {i}", "exec"), scope)
         assert out.getvalue() == shown, (
-            f"notebook cell {i} shows figures other than docs/data/mandelbrot-h200.json's: "
+            f"notebook cell {i} shows figures other than docs/data/mandelbrot-h100.json's: "
             "execute the notebook again")

@@ -125,6 +125,8 @@ ALLOW = [
     r"(?:-\d+)?[a-z+]?"
     r"(?!\w)|#\d+\b",
     r"\b\d+(?:st|nd|rd|th)\b|\b\d+(?:\.\d+)?B\b",
+    # a GPU's name as nvidia-smi prints it, memory size included: NVIDIA H100 80GB HBM3
+    r"\bH[12]00 \d+GB HBM\d\b",
     # a count or an index: a whole number below 100 without a unit of measure (16 vCPUs, 32
     # threads, 2 bytes); and a power of two without one (a size, a block shape: 256, 65,536)
     rf"(?<![\d.,$:/])[-−]?(?:{'|'.join(f'{2**k:,}|{2**k}' for k in range(34, 5, -1))}|\d\d?)(?!\d)(?!\s?[:/]\s?\d)"

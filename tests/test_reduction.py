@@ -264,7 +264,7 @@ def test_committed_best_sum_reaches_the_bar_of_the_read_ceiling_in_every_round(t
     # Issue 34's bar: the best sum at >= 90 % of the fastest read-only kernel of its round.
     from bench.results import share_of_best
 
-    ratios = share_of_best(committed("reduction-h200.json"), "read")
+    ratios = share_of_best(committed("reduction-h100.json"), "read")
     for case in ("gpu-1", "gpu-2"):
         best = max(ratios[case][f"{toolkit}_{step}"] for step in ("vector", "one_pass"))
         assert best >= 0.90, (case, toolkit, best)
@@ -274,7 +274,7 @@ def test_renderers_show_every_step_and_every_fp8_row():
     import renderers
 
     docs = ROOT / "docs"
-    table = renderers.get("reduction_table")(docs, "data/reduction-h200.json", case="gpu-1",
+    table = renderers.get("reduction_table")(docs, "data/reduction-h100.json", case="gpu-1",
                                              predictions="data/reduction-predictions.csv")
     steps = [line.split("|")[1].strip() for line in table.splitlines()[2:]]
     assert sorted(s for s in steps if s != "–") == ["1", "1", "2", "2", "3", "3", "4", "4", "5", "5"]
@@ -286,7 +286,7 @@ def test_renderers_show_every_step_and_every_fp8_row():
                 if l.startswith("<!-- render table path=data/fp8-h200.json"))
     fp8_rows = [l for l in render_markdown(line, docs, "hardware.md").splitlines() if l.startswith("| ")]
     assert len(fp8_rows) == 1 + 9 and all(" – " not in l for l in fp8_rows)
-    share = renderers.get_value("cell")(docs, "data/reduction-h200.json", "{gbs:/{top[gbs]}:pct}",
+    share = renderers.get_value("cell")(docs, "data/reduction-h100.json", "{gbs:/{top[gbs]}:pct}",
                                         "case=gpu-1 phase=kernel group=read", "-gbs",
                                         join="top=case={case} phase=kernel group=read")
     assert share == "100.0&nbsp;%"  # the fastest read-only kernel is its own ceiling
@@ -300,14 +300,14 @@ def test_row_renderers_name_the_best_of_ours_and_turn_ncu_bytes_into_a_rate(tmp_
     import renderers
 
     (tmp_path / "data").mkdir()
-    shutil.copy(ROOT / "docs/data/reduction-h200.json", tmp_path / "data")
+    shutil.copy(ROOT / "docs/data/reduction-h100.json", tmp_path / "data")
     of_copy = renderers.get_value("reduction.of_copy")
-    doc = json.loads((tmp_path / "data/reduction-h200.json").read_text())
+    doc = json.loads((tmp_path / "data/reduction-h100.json").read_text())
     ours = {m["variant"] for m in doc["measurements"] if m["case"] == "softmax"
             and m["variant"].startswith(("numba_", "cuda_c_"))
             and doc["variants"][m["variant"]]["group"] == "softmax"}
-    shares = {v: of_copy(tmp_path, v, "softmax", path="data/reduction-h200.json") for v in ours}
-    best = of_copy(tmp_path, "best", "softmax", path="data/reduction-h200.json")
+    shares = {v: of_copy(tmp_path, v, "softmax", path="data/reduction-h100.json") for v in ours}
+    best = of_copy(tmp_path, "best", "softmax", path="data/reduction-h100.json")
     number = lambda text: float(re.search(r"([\d.]+)&nbsp;%", text)[1])  # noqa: E731
     assert number(best) == max(map(number, shares.values()))
     assert best.startswith(doc["variants"][max(shares, key=lambda v: number(shares[v]))]["label"])

@@ -22,6 +22,7 @@ NOT_RESULTS = {
     "doctor.json": "a gpu_doctor report (schema gpu-survival-toolkit/gpu-doctor/1)",
     "keras-history-example.json": "a Keras training history written by snippets/keras/train.py",
     "mandelbrot-gpu-specs.json": "datasheet figures with their sources, not measurements",
+    "mandelbrot-ncu.json": "an ncu report's metrics per variant (tools/structure_logs.py)",
     "mandelbrot-sass.loops.json": "SASS loop counts (tools/structure_logs.py)",
     "saxpy-ncu.json": "an ncu report's kernels (tools/structure_logs.py)",
     "matmul-build.json": "ptxas's registers and shared memory (tools/structure_logs.py)",

@@ -12,7 +12,7 @@ from helpers import ROOT, SNIPPETS, load_snippet
 
 DOCS = ROOT / "docs"
 DATA = DOCS / "data"
-KERNEL_FILES = ["data/saxpy-h200.json", "data/mandelbrot-h200.json", "data/matmul-h200.json"]
+KERNEL_FILES = ["data/mandelbrot-h100.json", "data/matmul-h100.json"]
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +138,7 @@ def test_draw_makes_a_chart(rl):
 
 
 def machine_file() -> Path:
-    return DATA / "machine-h200.json"
+    return DATA / "machine-h100.json"
 
 
 def test_float64_kernels_are_held_to_the_fp64_roof(rl):
@@ -179,7 +179,7 @@ def test_chart_labels_do_not_overlap(rl):
 
 
 def test_roofline_renderers_draw_and_list_every_point(renderers):
-    args = {"path": "data/machine-h200.json", "kernels": " ".join(KERNEL_FILES)}
+    args = {"path": "data/machine-h100.json", "kernels": " ".join(KERNEL_FILES)}
     chart = renderers.get("roofline")(DOCS, alt="a roofline", **args)
     assert chart.count("data:image/svg+xml;base64,") == 4  # light and dark, each with a phone copy
     assert chart.count("#only-light") == chart.count("#only-dark") == 1
@@ -192,7 +192,7 @@ def test_roofline_renderer_fails_on_a_point_above_its_roof(renderers, rl, tmp_pa
     import shutil
 
     (tmp_path / "data").mkdir()
-    shutil.copy(DATA / "machine-h200.json", tmp_path / "data" / "m.json")
+    shutil.copy(DATA / "machine-h100.json", tmp_path / "data" / "m.json")
     doc = json.loads((DATA / "saxpy-h200.json").read_text())
     for m in doc["measurements"]:
         m["median_s"] /= 100  # timed without waiting for the GPU: 100 times the bandwidth
@@ -206,7 +206,7 @@ def test_ridge_points_are_peak_over_bandwidth(renderers, rl):
     from bench.results import load_results
 
     c = rl.ceilings(load_results(machine_file()))["gpu"]
-    out = renderers.get_value("machine.ridges")(DOCS, path="data/machine-h200.json", device="gpu")
+    out = renderers.get_value("machine.ridges")(DOCS, path="data/machine-h100.json", device="gpu")
     assert f"FP32 {c['peaks']['FP32'] / c['bandwidth']:.1f}" in out
 
 

@@ -40,7 +40,7 @@ def test_the_share_counts_both_forms():
     assert placeholder_share(page) == pytest.approx((12 + 32) / len(page))
 
 
-FRONT = "---\ndata: {m: matmul-h200.json, tune: matmul-tune-h200.json}\n---\n"
+FRONT = "---\ndata: {m: matmul-h100.json, tune: matmul-tune-h100.json}\n---\n"
 
 
 def render(body: str, front: str = FRONT) -> str:
@@ -48,14 +48,14 @@ def render(body: str, front: str = FRONT) -> str:
 
 
 def test_a_page_topic_gives_bare_names_and_leaves_the_others_alone():
-    topical = "---\ndata: {m: matmul-h200.json, tune: matmul-tune-h200.json}\ntopic: matmul\n---\n"
+    topical = "---\ndata: {m: matmul-h100.json, tune: matmul-tune-h100.json}\ntopic: matmul\n---\n"
     body = "{{ share cuda_c/warptile }} {{ cell where=\"variant=cuda_c/naive\" show=\"{s}\" }}"
     assert render(body, topical) == render(body.replace("{{ share", "{{ matmul.share"))
 
 
 def test_a_bound_page_renders_what_the_long_form_does():
     short = render("{{ matmul.share cuda_c/warptile }} {{ matmul.tflops cuda_c/warptile fp32 1024 path=tune }}")
-    long = render("{{ cell path=data/matmul-h200.json where=\"variant=cuda_c/warptile case=4096 phase=kernel\" "
+    long = render("{{ cell path=data/matmul-h100.json where=\"variant=cuda_c/warptile case=4096 phase=kernel\" "
                   "show=\"{label}\" }}", "")
     assert "%" in short and "CUDA C" in long
 
@@ -72,7 +72,7 @@ def test_a_bound_page_renders_what_the_long_form_does():
     ("<!-- render no_such_table -->", "no renderer named 'no_such_table'"),
     ("{{ matmul.share cuda_c/warptile", "not a placeholder"),
     ("{{ share cuda_c/warptile }}", "no value named 'share'"),  # no topic: no bare name
-    ("<!-- render matmul_build build=data/matmul-build-h200.jsn -->", "data file data/matmul-build-h200.jsn not found"),
+    ("<!-- render matmul_build build=data/matmul-build-h100.jsn -->", "data file data/matmul-build-h100.jsn not found"),
     ('{{ cell where="variant=cuda_c/naive" show="{s}" }}', None),  # the control: it renders
 ])
 def test_every_mistake_raises_one_line_naming_the_page_and_the_placeholder(body, says):
@@ -113,7 +113,7 @@ def test_a_misspelt_field_fails_the_strict_build(tmp_path):
     spec.loader.exec_module(render_data)
 
     class Page:
-        meta = {"data": "matmul-h200.json"}
+        meta = {"data": "matmul-h100.json"}
         class file:
             src_uri = "planted.md"
 

@@ -23,7 +23,7 @@ def test_committed_json_matches_its_raw_file(path):
 def test_each_kind_of_raw_file_is_structured():
     names = {p.name for p in structure_logs.structured()}
     assert {"xla-hlo-jax-h200.counts.json", "saxpy-ncu-h200.json",
-            "mandelbrot-sass-h200.loops.json"} <= names
+            "mandelbrot-sass-h100.loops.json"} <= names
 
 
 def test_the_parsers_refuse_a_file_with_nothing_to_count():
@@ -41,8 +41,8 @@ def copied_tool(tmp_path):
 
     (tmp_path / "tools").mkdir()
     shutil.copy(ROOT / "tools/structure_logs.py", tmp_path / "tools")
-    for rel in [*structure_logs.NCU, "docs/data/matmul-build-h200.txt",
-                "docs/data/matmul-build-h200.json"]:
+    for rel in [*structure_logs.NCU, "docs/data/matmul-build-h100.txt",
+                "docs/data/matmul-build-h100.json"]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / rel, tmp_path / rel)
     return tmp_path / "tools/structure_logs.py"
@@ -64,7 +64,7 @@ def run_tool(tool, *args, limit: int | None = None):
 
 def test_a_write_that_fails_keeps_the_earlier_file(tmp_path):
     tool = copied_tool(tmp_path)
-    build = tmp_path / "docs/data/matmul-build-h200.json"
+    build = tmp_path / "docs/data/matmul-build-h100.json"
     before = build.read_bytes()
     assert len(before) > 4096
     proc = run_tool(tool, limit=4096)
@@ -76,7 +76,7 @@ def test_a_write_that_fails_keeps_the_earlier_file(tmp_path):
 
 def test_help_writes_nothing(tmp_path):
     tool = copied_tool(tmp_path)
-    (tmp_path / "docs/data/matmul-build-h200.json").unlink()
+    (tmp_path / "docs/data/matmul-build-h100.json").unlink()
     proc = run_tool(tool, "--help")
     assert proc.returncode == 0 and proc.stdout.startswith("usage:")
     assert not list(tmp_path.rglob("*.json"))

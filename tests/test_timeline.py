@@ -195,7 +195,7 @@ def made_docs(tmp_path_factory, registry):
     docs = tmp_path_factory.mktemp("docs")
     (docs / "data").mkdir()
     (docs / "data/timeline-h100.json").write_text(json.dumps(doc))
-    (docs / "data/machine-h200.json").write_text((ROOT / "docs/data/machine-h200.json").read_text())
+    (docs / "data/machine-h100.json").write_text((ROOT / "docs/data/machine-h100.json").read_text())
     tmp = tmp_path_factory.mktemp("trace")
     got = run([sys.executable, TOOL], chrome_trace(tmp / "t.json.gz"), "--label", "train.py",
               "--output", docs / "data/timeline-trace-h100.json", "--window", "0.0015",

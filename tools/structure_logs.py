@@ -6,8 +6,8 @@
   and the fusion kinds -> docs/data/xla-hlo-*.counts.json
 - an Nsight Compute text report: each kernel's first profiled launch (grid, block, occupancy,
   DRAM throughput, duration) -> the JSON named in NCU below
-- ptxas's -v report of the matrix-multiplication build (docs/data/matmul-build-h200.txt):
-  registers, spills and shared memory per kernel -> docs/data/matmul-build-h200.json
+- ptxas's -v report of the matrix-multiplication build (docs/data/matmul-build-h100.txt):
+  registers, spills and shared memory per kernel -> docs/data/matmul-build-h100.json
 - an `ncu --metrics` report (docs/data/matmul-ncu-*.txt): every metric of each profiled launch,
   in order -> docs/data/matmul-ncu-*.json
 - a SASS dump of `run.py mandelbrot --sass`: each kernel's main loop (bench.sass.loops)
@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "docs" / "data"
 NCU = {"gpu/logs/h200-2026-12-01/saxpy-ncu.txt": "docs/data/saxpy-ncu-h200.json",
-       "gpu/logs/h200-2026-12-02b/reduce/call2-reduction-ncu.txt": "docs/data/reduction-ncu-h200.json"}
+       "gpu/logs/h100-2026-12-06b/reduction/reduction-ncu.txt": "docs/data/reduction-ncu-h100.json"}
 
 ELEMENTWISE = ("add", "subtract", "multiply", "divide", "tanh", "exponential", "log", "maximum",
                "minimum", "negate", "sqrt", "rsqrt", "power", "abs", "logistic", "erf")

@@ -4,8 +4,8 @@ The MkDocs hook (hooks/render_data.py) calls `render_markdown` for every page; t
 on a page's source without a build (`render_page` splits the front matter first). Any failure
 raises RenderError, one line naming the page and the placeholder.
 
-A page binds its data files once, in its front matter: `data: matmul-h200.json` (under
-docs/data/), or several by name, `data: {m: matmul-h200.json, tune: matmul-tune-h200.json}`,
+A page binds its data files once, in its front matter: `data: matmul-h100.json` (under
+docs/data/), or several by name, `data: {m: matmul-h100.json, tune: matmul-tune-h100.json}`,
 the first being the page's default. A renderer's file argument (FILE_ARGS) takes a bound name
 (`path=tune`) or a path under docs/ (a value with a `/`); left out, it is the file bound under
 its own name (`specs: ...`), and `path` the page's default.

@@ -3,6 +3,7 @@ operands of the Triton rows, and the tuning runs' picks (gpu/matmul.sh): the rul
 kernel's template instance (`pick`), for Numba's warp tile and Triton's config (`best`), and the
 launchers that run each size in its pick."""
 
+import functools
 import importlib
 import json
 import math
@@ -62,9 +63,16 @@ def best(env: str, key: str, m: int, n: int, k: int) -> list | None:
     the `key` ("tiles", "config") of the one with the highest share of cuBLAS in the same
     process. None: no tuning file, or no candidate passed its check at this size."""
     path = os.environ.get(env)
-    rows = [r for r in map(json.loads, Path(path).read_text().splitlines())
+    rows = [r for r in tuning_rows(path, os.stat(path).st_mtime_ns)
             if r.get("size") == [m, n, k] and r.get("ok")] if path else []
     return max(rows, key=lambda r: r["share"])[key] if rows else None
+
+
+@functools.lru_cache(maxsize=8)
+def tuning_rows(path: str, mtime_ns: int) -> tuple:
+    """A tuning file's rows, read once per version of the file: the launchers ask on every call,
+    and reading it each time (about 0.2 ms) would be timed as part of a 10-microsecond kernel."""
+    return tuple(map(json.loads, Path(path).read_text().splitlines()))
 # --8<-- [end:pick]
 
 
