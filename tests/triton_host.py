@@ -27,7 +27,8 @@ class HostTensor:
 
     def __init__(self, array: np.ndarray):
         self.array = array
-        self.dtype = type("dtype", (), {"__str__": lambda _: self._names[array.dtype.type]})()
+        self.dtype = type("dtype", (), {"__str__": lambda _: self._names[array.dtype.type],
+                                        "itemsize": array.itemsize})()
 
     shape = property(lambda self: self.array.shape)
 
