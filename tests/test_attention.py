@@ -27,7 +27,7 @@ RESULTS = ROOT / "docs" / "data" / "attention-h100.json"
 @pytest.mark.parametrize(("b", "h", "n", "d", "causal", "layout"),
                          [(1, 2, 16, 16, 0, "bhnd"), (2, 1, 40, 16, 0, "bhnd"),
                           (1, 2, 40, 32, 1, "bhnd"), (1, 1, 67, 16, 1, "bhnd"),
-                          (2, 3, 40, 16, 1, "bnhd")])
+                          (2, 3, 40, 64, 1, "bnhd"), (1, 2, 24, 128, 0, "bhnd")])
 def test_fused_kernel_in_the_interpreter_on_numpy(b, h, n, d, causal, layout):
     """The page's kernel and launch in Triton's interpreter (tests/triton_host.py): sequence
     lengths that end mid-block (the descriptors' zeros and clipped stores must keep each head's
