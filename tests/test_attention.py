@@ -24,14 +24,17 @@ RESULTS = ROOT / "docs" / "data" / "attention-h100.json"
 
 
 @needs_triton
-@pytest.mark.parametrize(("b", "h", "n", "d", "causal"),
-                         [(1, 2, 16, 16, 0), (2, 1, 40, 16, 0), (1, 2, 40, 32, 1), (1, 1, 67, 16, 1)])
-def test_fused_kernel_in_the_interpreter_on_numpy(b, h, n, d, causal):
+@pytest.mark.parametrize(("b", "h", "n", "d", "causal", "layout"),
+                         [(1, 2, 16, 16, 0, "bhnd"), (2, 1, 40, 16, 0, "bhnd"),
+                          (1, 2, 40, 32, 1, "bhnd"), (1, 1, 67, 16, 1, "bhnd"),
+                          (2, 3, 40, 64, 1, "bnhd"), (1, 2, 24, 128, 0, "bhnd")])
+def test_fused_kernel_in_the_interpreter_on_numpy(b, h, n, d, causal, layout):
     """The page's kernel and launch in Triton's interpreter (tests/triton_host.py): sequence
-    lengths that end mid-block, several causal diagonal blocks, against the float32 reference;
-    zeroed keys (every score equal: a plain mean of V) must fail the same check."""
+    lengths that end mid-block (the descriptors' zeros and clipped stores must keep each head's
+    rows apart), several causal diagonal blocks, tensors stored (B, N, H, d), against the
+    float32 reference; zeroed keys (every score equal: a plain mean of V) must fail the check."""
     out = subprocess.run([sys.executable, str(ROOT / "tests" / "triton_host.py"), "attention",
-                          *map(str, (b, h, n, d, causal))], capture_output=True, text=True,
+                          *map(str, (b, h, n, d, causal, layout))], capture_output=True, text=True,
                          timeout=300, env={**os.environ, "TRITON_INTERPRET": "1"})
     assert out.returncode == 0, out.stderr[-3000:]
     err, bound, broken = map(float, out.stdout.split())

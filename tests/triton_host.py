@@ -3,7 +3,8 @@
 Run as a program, in a process started with TRITON_INTERPRET=1 (Triton reads it when it is
 imported): python tests/triton_host.py M N K  prints the kernel's relative error against
 float64 and its bound, then the error with a broken input; python tests/triton_host.py attention
-B H N D CAUSAL  does the same for snippets/attention/attention_triton.py (CAUSAL: 0 or 1).
+B H N D CAUSAL [bnhd]  does the same for snippets/attention/attention_triton.py (CAUSAL: 0 or 1;
+bnhd: the tensors stored (B, N, H, d), as a model's projections give them, seen (B, H, N, d)).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ class HostTensor:
 
     def __init__(self, array: np.ndarray):
         self.array = array
-        self.dtype = type("dtype", (), {"__str__": lambda _: self._names[array.dtype.type]})()
+        self.dtype = type("dtype", (), {"__str__": lambda _: self._names[array.dtype.type],
+                                        "itemsize": array.itemsize})()
 
     shape = property(lambda self: self.array.shape)
 
@@ -82,14 +84,16 @@ def main(m: int, n: int, k: int) -> None:
     print(mt.relative_error(c, ref), mt.tolerance("fp32", k), mt.relative_error(broken, ref))
 
 
-def attention(b: int, h: int, n: int, d: int, causal: int) -> None:
+def attention(b: int, h: int, n: int, d: int, causal: int, layout: str = "bhnd") -> None:
     at = lesson(SNIPPETS / "attention" / "attention_triton.py")
     rng = np.random.default_rng(2)
-    q, k, v = (rng.standard_normal((b, h, n, d)).astype(np.float32) for _ in range(3))
+    order = (0, 2, 1, 3) if layout == "bnhd" else (0, 1, 2, 3)  # its own inverse
+    stored = lambda x: np.ascontiguousarray(x.transpose(order)).transpose(order)  # noqa: E731
+    q, k, v = (stored(rng.standard_normal((b, h, n, d)).astype(np.float32)) for _ in range(3))
     want = at.reference(q, k, v, bool(causal))
     errors = []
     for key in (k, np.zeros_like(k)):  # the second: zero keys, every score equal (a broken input)
-        o = np.full_like(q, np.nan)
+        o = stored(np.full_like(q, np.nan))
         at.attention_into(HostTensor(q), HostTensor(key), HostTensor(v), HostTensor(o),
                           bool(causal))
         errors.append(at.relative_error(o, want))
@@ -98,6 +102,6 @@ def attention(b: int, h: int, n: int, d: int, causal: int) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1] == "attention":
-        attention(*map(int, sys.argv[2:7]))
+        attention(*map(int, sys.argv[2:7]), *sys.argv[7:8])
     else:
         main(*map(int, sys.argv[1:4]))

@@ -2,8 +2,9 @@
 without ever writing the N x N score matrix. Each program holds one block of BLOCK_M queries and
 walks over the keys BLOCK_N at a time, keeping for every query row a running max m, a running
 sum l of exp(s - m) and the weighted sum of values: the online softmax. When a new block raises
-the max, what was summed so far is rescaled by exp(m_old - m_new). BF16 tiles go through tl.dot
-(tensor cores) into FP32 accumulators. Check against a float32 NumPy reference:
+the max, what was summed so far is rescaled by exp(m_old - m_new). Tiles of Q, K and V come in
+through TMA tensor descriptors of the (B, H, N, d) tensors; BF16 tiles go through tl.dot (tensor
+cores) into FP32 accumulators. Check against a float32 NumPy reference:
 
     python snippets/attention/attention_triton.py 4096 --head-dim 128 --causal
 
@@ -22,6 +23,7 @@ import sys
 import numpy as np
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 try:
     import torch
@@ -37,49 +39,53 @@ LOG2E = 1.4426950408889634  # exp(x) = exp2(x * log2(e)): exp2 is the GPU's nati
 # (BLOCK_M, BLOCK_N, num_warps, num_stages) the autotuner tries at each new (N, d, mask), and
 # its rule: the fastest, timed by Triton's do_bench. BLOCK_M is a multiple of BLOCK_N in every
 # one (the causal diagonal starts on a key block). The interpreter takes one small tile.
-CONFIGS = [(128, 64, 4, 3), (128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 4)]
+CONFIGS = [(128, 64, 4, 2), (128, 64, 4, 3), (128, 64, 8, 3), (128, 128, 8, 3), (64, 64, 4, 4)]
 SMALL = [(16, 16, 1, 1)]
 
 
+def tile_shapes(args: dict) -> None:
+    """The autotuner's hook before each launch: each descriptor copies tiles of the config's
+    shape, one head's BLOCK_M queries or BLOCK_N keys (a descriptor is made before the config
+    is known)."""
+    bm, bn, d = args["BLOCK_M"], args["BLOCK_N"], args["HEAD_DIM"]
+    args["q_desc"].block_shape = args["o_desc"].block_shape = [1, 1, bm, d]
+    args["k_desc"].block_shape = args["v_desc"].block_shape = [1, 1, bn, d]
+
+
 @triton.jit
-def attend(acc, m_i, l_i, q, k_ptr, v_ptr, rows, lo, hi, N, stride_n, qk_scale,
+def attend(acc, m_i, l_i, q, k_desc, v_desc, b, h, rows, lo, hi, N, qk_scale,
            HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASKED: tl.constexpr,
            CAUSAL: tl.constexpr):
     # Key blocks lo, lo + BLOCK_N, ... < hi. MASKED: the blocks that need a mask (keys past N,
     # keys after the query in causal attention); the others skip it, which is most of them.
-    dims = tl.arange(0, HEAD_DIM)
     for start in range(lo, hi, BLOCK_N):
-        keys = start + tl.arange(0, BLOCK_N)
-        kt_ptrs = k_ptr + keys[None, :] * stride_n + dims[:, None]  # K^T tile: HEAD_DIM x BLOCK_N
-        v_ptrs = v_ptr + keys[:, None] * stride_n + dims[None, :]
+        # One TMA copy a tile, into shared memory; rows past the head's N come in as zeros.
+        k = k_desc.load([b, h, start, 0]).reshape(BLOCK_N, HEAD_DIM)
+        s = tl.dot(q, k.T)  # raw scores, FP32
         if MASKED:
-            kt = tl.load(kt_ptrs, mask=keys[None, :] < N, other=0.0)
-        else:
-            kt = tl.load(kt_ptrs)
-        s = tl.dot(q, kt) * qk_scale  # scores in log2 units: 1/sqrt(d) and log2(e) in one factor
-        if MASKED:
+            keys = start + tl.arange(0, BLOCK_N)
             keep = keys[None, :] < N
             if CAUSAL:
                 keep = keep & (keys[None, :] <= rows[:, None])
             s = tl.where(keep, s, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, 1))
-        p = tl.math.exp2(s - m_new[:, None])
+        # In log2 units: qk_scale = log2(e)/sqrt(d) is applied inside exp2's argument, one FMA
+        # an element (s * qk_scale - m), rather than a multiply of every score beforehand.
+        m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+        p = tl.math.exp2(s * qk_scale - m_new[:, None])
         alpha = tl.math.exp2(m_i - m_new)  # rescales what was summed under the old max
         l_i = l_i * alpha + tl.sum(p, 1)
-        if MASKED:
-            v = tl.load(v_ptrs, mask=keys[:, None] < N, other=0.0)
-        else:
-            v = tl.load(v_ptrs)
+        v = v_desc.load([b, h, start, 0]).reshape(BLOCK_N, HEAD_DIM)
         acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])  # P in BF16, FP32 accumulator
         m_i = m_new
     return acc, m_i, l_i
 
 
-@triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s)
+@triton.autotune([triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=s,
+                                pre_hook=tile_shapes)
                   for bm, bn, w, s in (SMALL if INTERPRET else CONFIGS)],
                  key=["N", "HEAD_DIM", "CAUSAL"])
 @triton.jit
-def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, N, H, stride_b, stride_h, stride_n, qk_scale,
+def attention_kernel(q_desc, k_desc, v_desc, o_desc, N, H, qk_scale,
                      HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr,
                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     # Program (i, bh): queries i*BLOCK_M ... of head bh. Causal: the programs with the most key
@@ -87,13 +93,9 @@ def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, N, H, stride_b, stride_h, strid
     block = tl.program_id(0)
     if CAUSAL:
         block = tl.cdiv(N, BLOCK_M) - 1 - block
-    bh = tl.program_id(1)
-    head = (bh // H) * stride_b + (bh % H) * stride_h
-    q_ptr, k_ptr, v_ptr, o_ptr = q_ptr + head, k_ptr + head, v_ptr + head, o_ptr + head
+    b, h = tl.program_id(1) // H, tl.program_id(1) % H
     rows = block * BLOCK_M + tl.arange(0, BLOCK_M)
-    dims = tl.arange(0, HEAD_DIM)
-    q = tl.load(q_ptr + rows[:, None] * stride_n + dims[None, :], mask=rows[:, None] < N,
-                other=0.0)
+    q = q_desc.load([b, h, block * BLOCK_M, 0]).reshape(BLOCK_M, HEAD_DIM)
     m_i = tl.full((BLOCK_M,), float("-inf"), tl.float32)  # running max of each row (log2 units)
     l_i = tl.zeros((BLOCK_M,), tl.float32)  # running sum of exp2(s - m_i)
     acc = tl.zeros((BLOCK_M, HEAD_DIM), tl.float32)  # running sum of exp2(s - m_i) * v
@@ -103,31 +105,38 @@ def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, N, H, stride_b, stride_h, strid
     else:  # every key; only a last, partial block is masked
         diagonal = N - N % BLOCK_N
         end = N
-    acc, m_i, l_i = attend(acc, m_i, l_i, q, k_ptr, v_ptr, rows, 0, diagonal, N, stride_n,
+    acc, m_i, l_i = attend(acc, m_i, l_i, q, k_desc, v_desc, b, h, rows, 0, diagonal, N,
                            qk_scale, HEAD_DIM, BLOCK_N, False, CAUSAL)
-    acc, m_i, l_i = attend(acc, m_i, l_i, q, k_ptr, v_ptr, rows, diagonal, end, N, stride_n,
+    acc, m_i, l_i = attend(acc, m_i, l_i, q, k_desc, v_desc, b, h, rows, diagonal, end, N,
                            qk_scale, HEAD_DIM, BLOCK_N, True, CAUSAL)
-    out = acc / l_i[:, None]
-    tl.store(o_ptr + rows[:, None] * stride_n + dims[None, :], out.to(o_ptr.dtype.element_ty),
-             mask=rows[:, None] < N)
+    out = (acc / l_i[:, None]).to(o_desc.dtype)
+    o_desc.store([b, h, block * BLOCK_M, 0], out.reshape(1, 1, BLOCK_M, HEAD_DIM))  # not past N
 # --8<-- [end:kernel]
 
 
 # --8<-- [start:launch]
+def descriptors(*tensors):
+    """A TMA descriptor of each (B, H, N, d) tensor: its shape and strides; the tile shape is
+    set at launch (tile_shapes)."""
+    return [TensorDescriptor(t, list(t.shape), list(t.stride()), [1, 1, 16, t.shape[3]])
+            for t in tensors]
+
+
 def attention_into(q, k, v, o, causal: bool = False) -> None:
-    """o = softmax(q k^T / sqrt(d)) v for tensors of shape (batch, heads, N, d), all four laid
-    out alike with unit stride along d; causal: query i sees keys 0..i only."""
+    """o = softmax(q k^T / sqrt(d)) v for tensors of shape (batch, heads, N, d), all four with
+    unit stride along d and the other strides multiples of 16 bytes (as TMA needs); causal:
+    query i sees keys 0..i only."""
     b, h, n, d = q.shape
     if not (q.shape == k.shape == v.shape == o.shape) or d not in (16, 32, 64, 128, 256):
         raise ValueError(f"q, k, v, o must share one shape (B, H, N, d), d a power of two "
                          f"from 16 to 256; got {q.shape}, {k.shape}, {v.shape}, {o.shape}")
-    if not (q.stride() == k.stride() == v.stride() == o.stride()) or q.stride(3) != 1:
-        raise ValueError("q, k, v, o must share their strides, with unit stride along d")
+    if any(t.stride(3) != 1 for t in (q, k, v, o)):
+        raise ValueError("q, k, v, o must have unit stride along d")
 
     def grid(meta):  # one program per block of queries of each head
         return (triton.cdiv(n, meta["BLOCK_M"]), b * h)
-    attention_kernel[grid](q, k, v, o, n, h, q.stride(0), q.stride(1), q.stride(2),
-                           LOG2E / math.sqrt(d), HEAD_DIM=d, CAUSAL=causal)
+    attention_kernel[grid](*descriptors(q, k, v, o), n, h, LOG2E / math.sqrt(d), HEAD_DIM=d,
+                           CAUSAL=causal)
 
 
 def attention(q, k, v, causal: bool = False):
