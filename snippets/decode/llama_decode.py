@@ -91,11 +91,10 @@ def decoder_layer(x, layer, k_cache, v_cache, pos, cos, sin, c: Config):
     # the key and value into the cache at `pos`, in place
     k_cache.index_copy_(2, pos, k)
     v_cache.index_copy_(2, pos, v.view(b, c.kv_heads, 1, c.head_dim))
-    # attention over the cache in one fused call (scores, softmax and the weighted sum of the
-    # values never leave the chip). The query heads that share a key/value head are a few rows
-    # of queries against that head's cache, so each cached key and value is read once
-    # (repeat_interleave would copy the cache 4 times over first); the mask keeps the
-    # positions written so far, the same for every query row
+    # attention over the cache in one call (on a GPU one fused kernel: the scores and their
+    # softmax stay on chip). The query heads that share a key/value head are rows of queries
+    # against that head's cache, so each cached key and value is read once (repeat_interleave
+    # would copy the cache 4 times over first); the mask keeps the positions written so far
     written = torch.arange(length, device=x.device).view(1, length) <= pos
     attn = torch.nn.functional.scaled_dot_product_attention(q, k_cache, v_cache,
                                                             attn_mask=written)
