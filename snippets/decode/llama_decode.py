@@ -91,14 +91,15 @@ def decoder_layer(x, layer, k_cache, v_cache, pos, cos, sin, c: Config):
     # the key and value into the cache at `pos`, in place
     k_cache.index_copy_(2, pos, k)
     v_cache.index_copy_(2, pos, v.view(b, c.kv_heads, 1, c.head_dim))
-    # attention over the cache, positions after `pos` masked: the query heads that share a
-    # key/value head are one small matrix against that head's cache, so each cached key and
-    # value is read once (repeat_interleave would copy the cache 4 times over first)
-    scores = (q @ k_cache.transpose(-1, -2)).float() / math.sqrt(c.head_dim)
-    later = torch.arange(length, device=x.device) > pos  # not yet written
-    p = scores.masked_fill(later, float("-inf")).softmax(-1).to(x.dtype)
+    # attention over the cache in one call (on a GPU one fused kernel: the scores and their
+    # softmax stay on chip). The query heads that share a key/value head are rows of queries
+    # against that head's cache, so each cached key and value is read once (repeat_interleave
+    # would copy the cache 4 times over first); the mask keeps the positions written so far
+    written = torch.arange(length, device=x.device).view(1, length) <= pos
+    attn = torch.nn.functional.scaled_dot_product_attention(q, k_cache, v_cache,
+                                                            attn_mask=written)
     # the output projection added to the residual stream: addmm is x + a @ w.T in one call
-    x = torch.addmm(x, (p @ v_cache).reshape(b, c.heads * c.head_dim), layer["o"].T)
+    x = torch.addmm(x, attn.reshape(b, c.heads * c.head_dim), layer["o"].T)
     # the SwiGLU MLP: gate and up with one product
     gate, up = (rms_norm(x, layer["mlp_norm"], c.eps) @ layer["gate_up"].T).chunk(2, dim=-1)
     return torch.addmm(x, torch.nn.functional.silu(gate) * up, layer["down"].T)
