@@ -193,6 +193,10 @@ def test_benchmark_runs_the_c_table_of_each_case_and_names_every_row_it_reports(
         assert set(rows) == {f"cuda_c_{op}_{t}" for t in (128, 256, 512)} | {"cuda_c_copy"}
         assert {bench.VARIANTS[k].group for k in rows} == {op, "copy"}
         assert "cuda_c_rows" in bench.CASES[op].variants
+    for name, case in bench.CASES.items():  # every C table can name its rows for its case
+        for variant in case.variants:  # (the sums' cases have no "op": rows.cu is not theirs)
+            kernels = getattr(bench.VARIANTS[variant].measure, "kernels", None)
+            assert kernels is None or kernels(case.params), (name, variant)
     source = (ROOT / "snippets/reduction/rows.cu").read_text()
     reported = set(__import__("re").findall(r'\{"(cuda_c_\w+)"', source))
     assert reported == {k for k, v in bench.VARIANTS.items() if k.startswith("cuda_c_") and

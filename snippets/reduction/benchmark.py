@@ -50,7 +50,8 @@ VARIANTS = {
     "cuda_c_copy": reported("CUDA C `cudaMemcpy` of the matrix", group="copy"),
     "torch_copy": Variant("PyTorch `copy_` of the matrix", group="copy", measure=DeviceCopy("torch")),
 }
-SUMS = tuple(k for k, v in VARIANTS.items() if v.runs and v.group in ("", "read", "library"))
+SUMS = tuple(k for k, v in VARIANTS.items()  # rows.cu times the row cases only
+             if v.runs and v.group in ("", "read", "library") and k != "cuda_c_rows")
 CASES = {
     "smoke": Case({"n": 1027}, variants=tuple(k for k in SUMS if k.startswith("numba_")), default=False),
     "gpu-1": Case({"n": LARGE}, variants=SUMS),
