@@ -111,3 +111,20 @@ def test_a_cli_fix_leaves_provenance_and_a_timing_change_marks_it(tmp_path):
     assert system.changed_sources(old, tmp_path) == ["snippets/bench/timing.py"]
 
 
+
+
+def test_a_page_shows_the_results_of_one_card():
+    """Rows of two cards on one page would compare two machines: the results files a page names
+    (front matter, render calls, roofline points) all come from one GPU model. A file named
+    with a path under docs/data/ counts; CPU-only runs name no GPU."""
+    import re
+
+    for page in sorted(DOCS.rglob("*.md")):
+        cards = {}
+        for name in set(re.findall(r"[\w.-]+\.json", page.read_text())):
+            path = DOCS / "data" / name
+            doc = json.loads(path.read_text()) if path.is_file() else {}
+            if str(doc.get("schema", "")).startswith("gpu-survival-toolkit/results/"):
+                for gpu in doc["system"].get("gpus") or []:
+                    cards[name] = gpu["name"]
+        assert len(set(cards.values())) <= 1, f"{page.relative_to(DOCS)} shows two cards: {cards}"
