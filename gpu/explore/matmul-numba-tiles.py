@@ -1,4 +1,4 @@
-"""Tuning run (H200): the Numba warp-tile kernel at several tile sizes, at every size of the
+"""Tuning run (any GPU): the Numba warp-tile kernel at several tile sizes, at every size of the
 benchmark.
 
 sgemm_numba_07_warptile.py takes its tile sizes from sgemm_numba_tiles.py as module constants.

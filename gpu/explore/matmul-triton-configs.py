@@ -1,4 +1,4 @@
-"""Tuning run (H200): the persistent TMA Triton kernel of matmul_triton.py in every config of its
+"""Tuning run (any GPU): the persistent TMA Triton kernel of matmul_triton.py in every config of its
 size class (TMA_CONFIGS), at every size of the benchmark, with cuBLAS BF16 through PyTorch timed
 in the same process (as the benchmark's torch/cublas_bf16 row: BF16 output) just before and
 after each. Each candidate is checked against cuBLAS on the same BF16 operands in FP32 (no
