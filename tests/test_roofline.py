@@ -148,6 +148,15 @@ def test_float64_kernels_are_held_to_the_fp64_roof(rl):
     assert rl.precision_of({"variant": "cuda_c/tc_1", "extra": {"precision": "bf16"}}) == "BF16"
 
 
+def test_every_mandelbrot_kernel_is_held_to_the_roof_of_its_format(rl):
+    import json  # the float32 kernels (cuda_f32, cuda_f32_chunk) to FP32, the others to FP64
+
+    doc = json.loads((DATA / "mandelbrot-h100.json").read_text())
+    for variant in {m["variant"] for m in doc["measurements"] if m["case"] != "compile"}:
+        want = "FP32" if "f32" in variant else "FP64"
+        assert rl.precision_of({"variant": variant}, "mandelbrot") == want, variant
+
+
 def test_every_committed_point_is_below_its_roof(rl):
     from bench.results import load_results
 
@@ -184,7 +193,7 @@ def test_roofline_renderers_draw_and_list_every_point(renderers):
     assert chart.count("data:image/svg+xml;base64,") == 4  # light and dark, each with a phone copy
     assert chart.count("#only-light") == chart.count("#only-dark") == 1
     table = renderers.get("roofline_points")(DOCS, **args)
-    assert "(saxpy-h200)" in table and "(machine run)" in table
+    assert "(mandelbrot-h100)" in table and "(matmul-h100)" in table and "(machine run)" in table
 
 
 def test_roofline_renderer_fails_on_a_point_above_its_roof(renderers, rl, tmp_path):

@@ -49,7 +49,7 @@ def point_from(m: dict, source: str = "", benchmark: str = "") -> Point:
                  flops=m["flops"])
 
 
-FP64_BENCHMARKS = {"mandelbrot": ("cuda_f32",)}  # float64 throughout, except these variants
+FP64_BENCHMARKS = {"mandelbrot": ("cuda_f32", "cuda_f32_chunk")}  # float64, except these variants
 
 
 def precision_of(m: dict, benchmark: str = "") -> str:
