@@ -166,7 +166,7 @@ def matmul_tuning(docs_dir: Path, path: str, prefix: str, published: str, of: st
     names = [published, *dict.fromkeys(v for v, _ in ix if v.startswith(f"cuda_c/{prefix}"))]
     share = {(v, c): r for v in names for c in cs if (r := rate(ix, v, c, of))}
     fast = {c: v for (v, c), r in sorted(share.items(), key=lambda x: -x[1][2]) if v != published}
-    rows = [[f"`{v.split('/', 1)[1]}`" if v != published else "default launcher",
+    rows = [[long_name(v.split('/', 1)[1], "_") if v != published else "default launcher",
              *((f"**{100 * r[1]:.1f}**" if fast.get(c) == v else f"{100 * r[1]:.1f}")
                if (r := share.get((v, c))) else "–" for c in cs)] for v in names]
     if confirm and (cx := index(load(docs_dir, confirm))):
