@@ -43,15 +43,15 @@ VARIANTS = {
     "torch_rmsnorm": Variant("PyTorch `rms_norm`", group="rmsnorm", measure=OnDevice("torch", lambda x, w: resolve(
         "torch.nn.functional:rms_norm")(x, (COLS,), w, resolve("rmsnorm_numba:EPS")), out="return")),
     # rows.cu's program times its kernels for the case's operation (p["op"]), and its copy.
-    "cuda_c_rows": Variant("CUDA C (rows.cu)", measure=CTable(Path(__file__).with_name("rows.cu"), kernels=lambda p: {
+    "cuda_c_rows": Variant("CUDA C (rows.cu)", group="rows",  # the row cases', not the sums'
+                           measure=CTable(Path(__file__).with_name("rows.cu"), kernels=lambda p: {
         k: k for k in VARIANTS if k.startswith((f"cuda_c_{p['op']}_", "cuda_c_copy"))})),
     **{f"cuda_c_{op}_{t}": reported(f"CUDA C {name}, {t} threads a row, `float4`", group=op)
        for op, name in (("softmax", "softmax"), ("rmsnorm", "RMSNorm")) for t in (128, 256, 512)},
     "cuda_c_copy": reported("CUDA C `cudaMemcpy` of the matrix", group="copy"),
     "torch_copy": Variant("PyTorch `copy_` of the matrix", group="copy", measure=DeviceCopy("torch")),
 }
-SUMS = tuple(k for k, v in VARIANTS.items()  # rows.cu times the row cases only
-             if v.runs and v.group in ("", "read", "library") and k != "cuda_c_rows")
+SUMS = tuple(k for k, v in VARIANTS.items() if v.runs and v.group in ("", "read", "library"))
 CASES = {
     "smoke": Case({"n": 1027}, variants=tuple(k for k in SUMS if k.startswith("numba_")), default=False),
     "gpu-1": Case({"n": LARGE}, variants=SUMS),
