@@ -305,3 +305,14 @@ def test_the_pages_reading_of_the_noisy_rows_holds():
         assert all(r["counted"] and r["steal"] <= limit for r in m["extra"]["rounds"]), m["variant"]
     assert set(outside) == {"climb-uint8", "plain-xla"}, outside
     assert all(busy < 0.8 for busy in outside.values()), outside
+
+
+def test_climb_on_another_backend_is_one_line():
+    """An exported KERAS_BACKEND wins over climb.py's default; its demo then needs JAX and says
+    so in one line (it used to train a step and end in a JAX traceback). Keras's numpy backend
+    stands in for TensorFlow here: it starts in a second, and the check is the same."""
+    proc = subprocess.run([sys.executable, str(SNIPPETS / CLIMB)], capture_output=True, text=True,
+                          timeout=120, cwd=SNIPPETS / "keras",
+                          env={**os.environ, "KERAS_BACKEND": "numpy"})
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == "climb.py runs on JAX, not numpy: run it with KERAS_BACKEND=jax"

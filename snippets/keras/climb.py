@@ -19,6 +19,7 @@ Needs model.py beside it. Each step keeps the changes before it and adds one:
 
 # --8<-- [start:imports]
 import os
+import sys
 
 os.environ.setdefault("KERAS_BACKEND", "jax")  # stateless_call and lax.scan below are JAX's
 
@@ -232,6 +233,10 @@ def trainer(step: str, x: np.ndarray, y: np.ndarray, **changes):
 
 
 if __name__ == "__main__":
+    if keras.backend.backend() != "jax":  # an exported KERAS_BACKEND wins over the default above
+        print(f"climb.py runs on JAX, not {keras.backend.backend()}: run it with "
+              "KERAS_BACKEND=jax", file=sys.stderr)
+        raise SystemExit(2)
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 32).astype("float32")[:, None]
     x = (rng.uniform(0, 60, (32, 32, 32, 3)) + 150 * y[:, :, None, None]).astype("uint8")
