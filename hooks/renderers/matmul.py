@@ -29,7 +29,8 @@ def index(doc: dict) -> dict:
 
 def cases(doc: dict) -> dict[str, str]:
     """{case: its label}, square sizes first, smallest first: "1024³", "3001×4099×2053"."""
-    params = {m["case"]: m["params"] for m in doc["measurements"] if m["case"] != "compile"}
+    params = {m["case"]: m["params"] for m in doc["measurements"]  # not a cuBLAS-only probe
+              if m["case"] != "compile" and "cublas_only" not in m["params"]}
     order = sorted(params, key=lambda c: (len(set(params[c].values())) > 1, params[c]["m"]))
     return {c: (f"{params[c]['m']}³" if len(set(params[c].values())) == 1
                 else "×".join(str(params[c][k]) for k in "mnk")) for c in order}
