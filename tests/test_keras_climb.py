@@ -20,7 +20,7 @@ from bench import timing
 from helpers import ROOT, SNIPPETS, load_benchmark
 
 CLIMB, TORCH = "keras/climb.py", "keras/climb_torch.py"
-FIRST = "data/keras-climb-h200.json"  # the climb page reads this file alone
+FIRST = "data/keras-climb-h100.json"  # the climb page reads this file alone
 HISTORY = "../gpu/logs/h200-2026-12-02b/train/train-history.json"
 
 
@@ -288,11 +288,12 @@ def test_train_history_facts(renderers):
 
 
 def test_the_pages_reading_of_the_noisy_rows_holds():
-    """climb.md's Noise paragraph: the rows outside 1.15 are step 3 and step 2 without
-    augmentation, both host-bound (the GPU busy under 80 % of a step); no round lost more than
-    the steal limit (none set aside), so steal explains neither; every row with the GPU busy at
-    least 80 % of a step agrees within 1.05."""
-    doc = json.loads((ROOT / "docs/data/keras-climb-h200.json").read_text())
+    """climb.md's Noise paragraph: the rows outside 1.15 are steps 1 to 3 and step 2 without
+    augmentation, all host-bound (the GPU busy under 80 % of a step); no round lost more than
+    the steal limit (none set aside), so steal explains none; every row with the GPU busy at
+    least 80 % of a step agrees within 1.05, but PyTorch's batch-1,024 row (its Python loop),
+    which stays within 1.15."""
+    doc = json.loads((ROOT / "docs/data/keras-climb-h100.json").read_text())
     limit, outside = timing.STEAL_LIMIT, {}
     for m in doc["measurements"]:
         rounds = [r for r in m["extra"]["rounds"] if r["counted"]]
@@ -301,9 +302,10 @@ def test_the_pages_reading_of_the_noisy_rows_holds():
         if max(rates) / min(rates) > 1.15:
             outside[m["variant"]] = busy
         if busy is not None and busy >= 0.8:
-            assert max(rates) / min(rates) <= 1.05, m["variant"]
+            bound = 1.15 if m["variant"] == "torch-compile" else 1.05
+            assert max(rates) / min(rates) <= bound, m["variant"]
         assert all(r["counted"] and r["steal"] <= limit for r in m["extra"]["rounds"]), m["variant"]
-    assert set(outside) == {"climb-uint8", "plain-xla"}, outside
+    assert set(outside) == {"climb-default", "climb-xla", "climb-uint8", "plain-xla"}, outside
     assert all(busy < 0.8 for busy in outside.values()), outside
 
 

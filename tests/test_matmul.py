@@ -460,7 +460,7 @@ def test_error_ratio_is_computed_from_the_data(r):
     shown = [r.error_ratio(ROOT / "docs", "cublas_bf16", bound, path="data/matmul-h100.json")
              for bound in ("min", "max")]
     every = [err[("cublas_bf16", c)] / err[("cublas_fp32", c)] for (v, c) in err
-             if v == "cublas_bf16"]
+             if v == "cublas_bf16" and ("cublas_fp32", c) in err]  # not the cuBLAS-BF16-only probe
     assert got in every and shown == [f"{min(every):,.0f}", f"{max(every):,.0f}"]
     assert "{{ error cublas_bf16 max }}" in (ROOT / "docs/kernels/matmul-tensor-cores.md").read_text()
 
@@ -472,7 +472,10 @@ def test_committed_results_cover_every_size_and_meet_the_bars():
     rows = [m for m in doc["measurements"] if m["case"] != "compile"]
     assert all(m["repeats"] >= 10 and m.get("sm_clock") for m in rows)
     cases = {"1024", "2048", "4096", "odd", "8192"}
-    assert {m["case"] for m in rows} == cases
+    assert {m["case"] for m in rows} == cases | {"odd-aligned-c"}
+    # the probe: cuBLAS BF16 alone, at K and over the padding, with C's rows aligned
+    assert {m["variant"] for m in rows if m["case"] == "odd-aligned-c"} == {
+        "cublas_bf16", "cublas_bf16_padded_k"}
     kernel = {(m["variant"], m["case"]) for m in rows if m["phase"] == "kernel"}
     last = ["cuda_c/warptile", "cuda_c/wgmma", "numba/warptile", "triton_tma", "cublas_fp32",
             "cublas_bf16", "torch/cublas_fp32", "torch/cublas_bf16"]

@@ -89,8 +89,8 @@ def test_every_mistake_raises_one_line_naming_the_page_and_the_placeholder(body,
 @pytest.mark.parametrize("front, body, says", [
     ("topic: matmul", "{{ shar cuda_c/warptile }}", "no value named 'shar'"),
     ("topic: matmull", "{{ matmul.share cuda_c/warptile }}", "topic: 'matmull' names no figures"),
-    ("data: keras-climb-h200.json\ntopic: keras", "{{ busy 12 }}", "no climb step 12"),
-    ("data: keras-climb-h200.json\ntopic: keras", "{{ busy climb-defualt }}", "no end-to-end row 'climb-defualt'"),
+    ("data: keras-climb-h100.json\ntopic: keras", "{{ busy 12 }}", "no climb step 12"),
+    ("data: keras-climb-h100.json\ntopic: keras", "{{ busy climb-defualt }}", "no end-to-end row 'climb-defualt'"),
 ])
 def test_a_topic_or_a_step_number_that_names_nothing_raises(front, body, says):
     with pytest.raises(RenderError, match=re.escape(says)):
@@ -98,7 +98,7 @@ def test_a_topic_or_a_step_number_that_names_nothing_raises(front, body, says):
 
 
 def test_a_climb_step_number_is_that_steps_row():
-    front = "---\ndata: keras-climb-h200.json\ntopic: keras\n---\n"
+    front = "---\ndata: keras-climb-h100.json\ntopic: keras\n---\n"
     assert render("{{ over 11 1 }}", front) == render("{{ over climb-batch4096 climb-default }}", front)
 
 

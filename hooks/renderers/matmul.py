@@ -299,6 +299,6 @@ def matmul_precisions(docs_dir: Path, *, path: str) -> str:
     return table(docs_dir, path, "size={params:dims};cuBLAS={what};TFLOP/s={tflops:.1f};"
                  "speed vs FP32={fp32[s]:/{s}:.1f}×;error={error[value]:.1e};"
                  "error vs FP32={error[value]:/{fp32[error][value]}:,.0f}×", "llrrrr",
-                 where="variant=cublas_fp32,cublas_tf32,cublas_bf16 phase=kernel case=[!c]*",
+                 where="variant=cublas_fp32,cublas_tf32,cublas_bf16 phase=kernel case=[0-9]*,odd",
                  sort="case", names="cublas_fp32=FP32;cublas_tf32=TF32;cublas_bf16=BF16",
                  join="fp32=variant=cublas_fp32 case={case} phase=kernel")
