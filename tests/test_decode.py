@@ -207,7 +207,8 @@ def test_splitkv_kernel_matches_sdpa_with_the_mask_in_tritons_interpreter():
     if missing:
         pytest.skip(f"{' and '.join(missing)} not installed here; gpu/decode.sh runs the kernel")
     out = subprocess.run([sys.executable, "-c", SPLITKV_CHECK], capture_output=True, text=True,
-                         timeout=300, cwd=LESSON.parent, env={**os.environ, "TRITON_INTERPRET": "1"})
+                         timeout=300, cwd=LESSON.parent,
+                         env={**os.environ, "TRITON_INTERPRET": "1"})
     assert out.returncode == 0, out.stderr[-2000:]
     errors = json.loads(out.stdout.splitlines()[-1])
     assert len(errors) == 2 * 3 * 3
