@@ -86,8 +86,9 @@ def rotate(x, cos, sin):
     return (x32 * cos + turned * sin).to(x.dtype)
 
 
-def decoder_layer(x, layer, k_cache, v_cache, pos, cos, sin, c: Config):
-    """One layer for this token of each sequence: x (batch, hidden) in and out."""
+def decoder_layer(x, layer, k_cache, v_cache, pos, cos, sin, c: Config, split_kv=True):
+    """One layer for this token of each sequence: x (batch, hidden) in and out. `split_kv=False`:
+    PyTorch's fused attention on a GPU too (what the split-KV kernel is measured against)."""
     b, length, groups = x.shape[0], k_cache.shape[2], c.heads // c.kv_heads
     # normalise; this token's query, key and value with one product; rotate q and k
     qkv = rms_norm(x, layer["attn_norm"], c.eps) @ layer["qkv"].T
@@ -103,7 +104,7 @@ def decoder_layer(x, layer, k_cache, v_cache, pos, cos, sin, c: Config):
     # would copy the cache 4 times over first). On a GPU our split-KV kernel (below: it spreads
     # the cache over every SM at batch 1); elsewhere PyTorch's fused call, with a mask that
     # keeps the positions written so far (Triton kernels run on GPUs only)
-    if q.is_cuda and triton is not None:
+    if split_kv and q.is_cuda and triton is not None:
         attn = splitkv_attention(q, k_cache, v_cache, pos, split_count(b, c.kv_heads))
     else:
         written = torch.arange(length, device=x.device).view(1, length) <= pos
