@@ -151,12 +151,12 @@ if triton is not None:
             written = keys <= pos
             at = keys[:, None] * HEAD_DIM + dims[None, :]
             k = tl.load(k_ptr + at, mask=written[:, None], other=0.0)
+            v = tl.load(v_ptr + at, mask=written[:, None], other=0.0)  # both loads in flight
             s = tl.where(written[None, :], tl.dot(q, tl.trans(k)) * scale, float("-inf"))
             m_new = tl.maximum(m, tl.max(s, 1))
             p = tl.exp(s - m_new[:, None])
             alpha = tl.exp(m - m_new)  # rescales what was summed under the old max
             l = l * alpha + tl.sum(p, 1)
-            v = tl.load(v_ptr + at, mask=written[:, None], other=0.0)
             acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
             m = m_new
             tile += splits
