@@ -1,6 +1,7 @@
 """One token at a time through a Llama-shaped decoder in PyTorch: random BF16 weights of Llama 3.1
-8B's published shape (nothing is downloaded), a KV cache, and a decode step in four forms:
-eager, torch.compile, and each replayed as one CUDA graph. The check: the cached step gives the
+8B's published shape (nothing is downloaded), a KV cache, attention over it by our split-KV
+(flash-decoding) Triton kernel on a GPU, and a decode step in four forms: eager, torch.compile,
+and each replayed as one CUDA graph. The check: the cached step gives the
 logits of a full forward pass over the whole sequence, which recomputes every key and value.
 Run: python llama_decode.py   (a small model of the same shape on the GPU, or on the CPU without one)
 """
@@ -103,7 +104,7 @@ def decoder_layer(x, layer, k_cache, v_cache, pos, cos, sin, c: Config, split_kv
     # against that head's cache, so each cached key and value is read once (repeat_interleave
     # would copy the cache 4 times over first). On a GPU our split-KV kernel (below: it spreads
     # the cache over every SM at batch 1); elsewhere PyTorch's fused call, with a mask that
-    # keeps the positions written so far (Triton kernels run on GPUs only)
+    # keeps the positions written so far (Triton compiles for GPUs)
     if split_kv and q.is_cuda and triton is not None:
         attn = splitkv_attention(q, k_cache, v_cache, pos, split_count(b, c.kv_heads))
     else:
