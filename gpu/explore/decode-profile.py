@@ -101,24 +101,24 @@ def splitkv(scale=1, block_n=64):  # the lesson's kernel, its split count times 
     return attend
 
 
-FORMS = {
+FORMS = {  # the lesson's forms first: a run cut short by its timeout still prints them
+    "split-KV Triton kernel, torch.compile (the lesson)":
+        torch.compile(splitkv(), fullgraph=True, dynamic=False),
+    "split-KV Triton kernel, eager (its combine: 4 torch ops)": splitkv(),
+    "sdpa with the mask, default backend (the CPU path; the GPU's before split-KV)": sdpa(),
+    "split-KV Triton kernel, splits / 4": splitkv(1 / 4),
+    "split-KV Triton kernel, splits x 4": splitkv(4),
+    "split-KV Triton kernel, tiles of 32 keys": splitkv(block_n=32),
     "p @ v (the lesson before: cuBLAS)": lambda q, k, v, vt, pos: probs(q, k, pos) @ v,
     "(v^T @ p^T)^T": lambda q, k, v, vt, pos:
         (v.transpose(-1, -2) @ probs(q, k, pos).transpose(-1, -2)).transpose(-1, -2),
     "p @ vt^T, V cached as (head dim, length)":
         lambda q, k, v, vt, pos: probs(q, k, pos) @ vt.transpose(-1, -2),
-    "sdpa with the mask, default backend (the CPU path; the GPU's before split-KV)": sdpa(),
     "sdpa with the mask, efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION),
     "sdpa with the mask, cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
     "mul + sum, torch.compile": mul_sum,
     "sdpa flash, NO mask (not a valid step: a split-KV kernel's rate)":
         sdpa(SDPBackend.FLASH_ATTENTION, mask=False),
-    "split-KV Triton kernel, splits / 4": splitkv(1 / 4),
-    "split-KV Triton kernel, splits x 4": splitkv(4),
-    "split-KV Triton kernel, tiles of 32 keys": splitkv(block_n=32),
-    "split-KV Triton kernel, eager (its combine: 4 torch ops)": splitkv(),
-    "split-KV Triton kernel, torch.compile (the lesson)":
-        torch.compile(splitkv(), fullgraph=True, dynamic=False),
 }
 pos, graph = torch.tensor([CONTEXT], device="cuda"), None
 for batch in (1, 8, 64):

@@ -147,7 +147,7 @@ if triton is not None:
         l = tl.zeros([ROWS], tl.float32)  # the sum of exp(score - max), and the weighted values
         acc = tl.zeros([ROWS, HEAD_DIM], tl.float32)
         tile = split
-        while tile * BLOCK_N <= pos:  # (a while: Triton's interpreter takes no loaded bound)
+        while tile * BLOCK_N <= pos:  # (a while: the interpreter takes no loaded range bound)
             keys = tile * BLOCK_N + tl.arange(0, BLOCK_N)
             written = keys <= pos
             at = keys[:, None] * HEAD_DIM + dims[None, :]
