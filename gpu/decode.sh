@@ -4,11 +4,13 @@
 #   decode-<card>.json    python snippets/bench/run.py decode   (-> docs/data/decode-<card>.json):
 #                       a large torch copy_ (the bound's bandwidth), then batch 1, 8 and 64 with
 #                       1,024 tokens in the cache, eager, eager in one CUDA graph, torch.compile,
-#                       torch.compile in one CUDA graph; each row checked against eager first
+#                       torch.compile in one CUDA graph (the attention: the lesson's split-KV
+#                       Triton kernel), and the last again with SDPA's attention; each row
+#                       checked first against the eager step with SDPA's attention
 #   decode-run.txt      what the runner printed
 #   decode-lesson.txt   torch, CUDA and Triton versions and the GPU; the lesson's own check:
-#                       cached steps against a full forward pass, eager, and compiled in one
-#                       CUDA graph, at a small size
+#                       cached steps (the split-KV kernel's attention) against a full forward
+#                       pass, eager, and compiled in one CUDA graph, at a small size
 #   decode-bar.txt      the bar test: the best batch-1 row at least 70 % of its bound
 # A run cut short by its timeout is written final from its partial file (run.py --finish), with
 # a note naming what it lacks.

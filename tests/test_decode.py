@@ -179,6 +179,43 @@ def test_lesson_refuses_arguments():
     assert out.returncode == 2 and out.stdout == "" and out.stderr.count("\n") == 1
 
 
+# The split-KV kernel in Triton's interpreter (CPU tensors, float32) against the CPU path's SDPA
+# with the mask: one and three sequences, positions 0 (one key: every split but the first empty),
+# 33 and 69 (the cache's last) of 70, tiles of 16 keys (5 tiles at most), 1, 3 and 8 splits (8:
+# some splits have no tile at any position). It prints one JSON list of (batch, pos, splits,
+# relative error).
+SPLITKV_CHECK = """
+import json, torch, llama_decode as ld
+torch.manual_seed(0)
+errors, n = [], 70
+for batch in (1, 3):
+    q = torch.randn(batch, 2, 4, 32)
+    k, v = torch.randn(batch, 2, n, 32), torch.randn(batch, 2, n, 32)
+    for pos in (0, 33, 69):
+        at = torch.tensor([pos])
+        ref = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=torch.arange(n).view(1, n) <= at)
+        for splits in (1, 3, 8):
+            out = ld.splitkv_attention(q, k, v, at, splits, block_n=16)
+            errors.append((batch, pos, splits, ((out - ref).norm() / ref.norm()).item()))
+print(json.dumps(errors))
+"""
+
+
+def test_splitkv_kernel_matches_sdpa_with_the_mask_in_tritons_interpreter():
+    missing = [m for m in ("torch", "triton") if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"{' and '.join(missing)} not installed here; gpu/decode.sh runs the kernel")
+    out = subprocess.run([sys.executable, "-c", SPLITKV_CHECK], capture_output=True, text=True,
+                         timeout=300, cwd=LESSON.parent,
+                         env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    errors = json.loads(out.stdout.splitlines()[-1])
+    assert len(errors) == 2 * 3 * 3
+    for batch, pos, splits, error in errors:
+        assert error <= 1e-5, (batch, pos, splits, error)
+
+
 # ---------------------------------------------------------------- on a GPU: the bar
 
 def shares_of_bound(doc: dict, batch: int) -> dict[str, float]:

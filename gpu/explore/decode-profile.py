@@ -3,7 +3,9 @@ CUDA graph (76 % of its bandwidth bound on an H100). Prints (1) the step's time,
 time by kernel name from torch.profiler over 20 replays, (3) the weight matrix products alone
 (the same 32 x 4 products and the LM head, one graph) against the bytes they read, and a copy,
 (4) one layer's attention over the cache in each candidate form at batch 1, 8 and 64 (which form
-reads the cache nearest the copy's bandwidth), with the kernels the lesson's form runs.
+reads the cache nearest the copy's bandwidth: SDPA's backends, and the lesson's split-KV kernel
+with its split count, a quarter and four times it, and smaller tiles), with the kernels the
+lesson's form runs.
 Run: python gpu/explore/decode-profile.py   (from the repository root, a GPU with 40 GB)"""
 import collections, functools, sys  # noqa: E401
 sys.path.insert(0, "snippets/decode")
@@ -22,9 +24,14 @@ copy_ms = do_bench(lambda: y.copy_(x), warmup=20, rep=200)
 bw = 8 * 2**28 / copy_ms / 1e6  # GB/s: 1 GiB read + 1 GiB written
 print(f"copy: {bw:.0f} GB/s; step reads {read / 1e9:.3f} GB: bound {read / bw / 1e6:.3f} ms")
 for compiled in (False, True):
-    layer = ld.compiled_layer() if compiled else ld.decoder_layer
-    step = ld.as_cuda_graph(functools.partial(ld.decode_step, *args, layer))
-    ms = do_bench(step, warmup=10, rep=200)
+    try:  # a failing step (the lesson's attention kernel, a compile) prints one line; on we go
+        layer = ld.compiled_layer() if compiled else ld.decoder_layer
+        step = ld.as_cuda_graph(functools.partial(ld.decode_step, *args, layer))
+        ms = do_bench(step, warmup=10, rep=200)
+    except Exception as e:
+        print(f"{'compiled' if compiled else 'eager'}+graph failed: {type(e).__name__}: "
+              f"{str(e).splitlines()[0][:150] if str(e) else ''}", flush=True)
+        continue
     print(f"{'compiled' if compiled else 'eager'}+graph: {ms:.3f} ms, {read / ms / 1e6:.0f} GB/s, "
           f"{100 * read / bw / 1e6 / ms:.1f} % of bound", flush=True)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
@@ -40,6 +47,7 @@ for compiled in (False, True):
     print(f"  kernel time {total:.3f} ms a step; by kernel (ms a step, launches a step):")
     for name, (t, n) in sorted(per.items(), key=lambda kv: -kv[1][0])[:14]:
         print(f"  {t:7.3f} {n // 20:5d}  {name[:100]}")
+    del step
 weights = [w for layer in model["layers"] for w in (layer["qkv"], layer["o"], layer["gate_up"],
            layer["down"])] + [model["lm_head"]]
 v = torch.randn(1, C.hidden, device="cuda", dtype=torch.bfloat16)
@@ -86,13 +94,26 @@ def mul_sum(q, k, v, vt, pos):  # an element-wise product and a sum: one Triton 
     return (probs(q, k, pos).unsqueeze(-1) * v.unsqueeze(2)).sum(-2)
 
 
-FORMS = {
+def splitkv(scale=1, block_n=64):  # the lesson's kernel, its split count times `scale`
+    def attend(q, k, v, vt, pos):
+        splits = max(1, int(ld.split_count(q.shape[0], q.shape[1]) * scale))
+        return ld.splitkv_attention(q, k, v, pos, splits, block_n)
+    return attend
+
+
+FORMS = {  # the lesson's forms first: a run cut short by its timeout still prints them
+    "split-KV Triton kernel, torch.compile (the lesson)":
+        torch.compile(splitkv(), fullgraph=True, dynamic=False),
+    "split-KV Triton kernel, eager (its combine: 4 torch ops)": splitkv(),
+    "sdpa with the mask, default backend (the CPU path; the GPU's before split-KV)": sdpa(),
+    "split-KV Triton kernel, splits / 4": splitkv(1 / 4),
+    "split-KV Triton kernel, splits x 4": splitkv(4),
+    "split-KV Triton kernel, tiles of 32 keys": splitkv(block_n=32),
     "p @ v (the lesson before: cuBLAS)": lambda q, k, v, vt, pos: probs(q, k, pos) @ v,
     "(v^T @ p^T)^T": lambda q, k, v, vt, pos:
         (v.transpose(-1, -2) @ probs(q, k, pos).transpose(-1, -2)).transpose(-1, -2),
     "p @ vt^T, V cached as (head dim, length)":
         lambda q, k, v, vt, pos: probs(q, k, pos) @ vt.transpose(-1, -2),
-    "sdpa with the mask, default backend (the lesson)": sdpa(),
     "sdpa with the mask, efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION),
     "sdpa with the mask, cudnn": sdpa(SDPBackend.CUDNN_ATTENTION),
     "mul + sum, torch.compile": mul_sum,

@@ -1,6 +1,7 @@
 """One token at a time through a Llama-shaped decoder in PyTorch: random BF16 weights of Llama 3.1
-8B's published shape (nothing is downloaded), a KV cache, and a decode step in four forms:
-eager, torch.compile, and each replayed as one CUDA graph. The check: the cached step gives the
+8B's published shape (nothing is downloaded), a KV cache, attention over it by our split-KV
+(flash-decoding) Triton kernel on a GPU, and a decode step in four forms: eager, torch.compile,
+and each replayed as one CUDA graph. The check: the cached step gives the
 logits of a full forward pass over the whole sequence, which recomputes every key and value.
 Run: python llama_decode.py   (a small model of the same shape on the GPU, or on the CPU without one)
 """
@@ -11,6 +12,13 @@ import math
 from dataclasses import dataclass
 
 import torch
+
+try:  # the attention kernel below is Triton's; PyTorch's CPU wheels come without Triton
+    import triton
+    import triton.language as tl
+    from torch.library import triton_op, wrap_triton
+except ImportError:
+    triton = None
 
 
 @dataclass(frozen=True)
@@ -79,8 +87,9 @@ def rotate(x, cos, sin):
     return (x32 * cos + turned * sin).to(x.dtype)
 
 
-def decoder_layer(x, layer, k_cache, v_cache, pos, cos, sin, c: Config):
-    """One layer for this token of each sequence: x (batch, hidden) in and out."""
+def decoder_layer(x, layer, k_cache, v_cache, pos, cos, sin, c: Config, split_kv=True):
+    """One layer for this token of each sequence: x (batch, hidden) in and out. `split_kv=False`:
+    PyTorch's fused attention on a GPU too (what the split-KV kernel is measured against)."""
     b, length, groups = x.shape[0], k_cache.shape[2], c.heads // c.kv_heads
     # normalise; this token's query, key and value with one product; rotate q and k
     qkv = rms_norm(x, layer["attn_norm"], c.eps) @ layer["qkv"].T
@@ -91,19 +100,93 @@ def decoder_layer(x, layer, k_cache, v_cache, pos, cos, sin, c: Config):
     # the key and value into the cache at `pos`, in place
     k_cache.index_copy_(2, pos, k)
     v_cache.index_copy_(2, pos, v.view(b, c.kv_heads, 1, c.head_dim))
-    # attention over the cache in one call (on a GPU one fused kernel: the scores and their
-    # softmax stay on chip). The query heads that share a key/value head are rows of queries
+    # attention over the cache. The query heads that share a key/value head are rows of queries
     # against that head's cache, so each cached key and value is read once (repeat_interleave
-    # would copy the cache 4 times over first); the mask keeps the positions written so far
-    written = torch.arange(length, device=x.device).view(1, length) <= pos
-    attn = torch.nn.functional.scaled_dot_product_attention(q, k_cache, v_cache,
-                                                            attn_mask=written)
+    # would copy the cache 4 times over first). On a GPU our split-KV kernel (below: it spreads
+    # the cache over every SM at batch 1); elsewhere PyTorch's fused call, with a mask that
+    # keeps the positions written so far (Triton compiles for GPUs)
+    if split_kv and q.is_cuda and triton is not None:
+        attn = splitkv_attention(q, k_cache, v_cache, pos, split_count(b, c.kv_heads))
+    else:
+        written = torch.arange(length, device=x.device).view(1, length) <= pos
+        attn = torch.nn.functional.scaled_dot_product_attention(q, k_cache, v_cache,
+                                                                attn_mask=written)
     # the output projection added to the residual stream: addmm is x + a @ w.T in one call
     x = torch.addmm(x, attn.reshape(b, c.heads * c.head_dim), layer["o"].T)
     # the SwiGLU MLP: gate and up with one product
     gate, up = (rms_norm(x, layer["mlp_norm"], c.eps) @ layer["gate_up"].T).chunk(2, dim=-1)
     return torch.addmm(x, torch.nn.functional.silu(gate) * up, layer["down"].T)
 # --8<-- [end:layer]
+
+
+# --8<-- [start:splitkv]
+def split_count(batch: int, kv_heads: int) -> int:
+    """Splits of each (sequence, KV head)'s cache: about 128 programs, one an SM of an H100 (132),
+    so 16 splits at batch 1 (8 KV heads); one split from batch 16 on, where the (sequence, head)
+    pairs alone fill the SMs (splitting further only adds partial results to combine)."""
+    return max(1, 128 // (batch * kv_heads))
+
+
+if triton is not None:
+    @triton.jit
+    def attend_split(q_ptr, k_ptr, v_ptr, pos_ptr, out_ptr, lse_ptr, length, scale,
+                     GROUPS: tl.constexpr, ROWS: tl.constexpr, HEAD_DIM: tl.constexpr,
+                     BLOCK_N: tl.constexpr):
+        """One program: the GROUPS query rows of one (sequence, KV head), against its share of
+        the cached positions 0..pos: the tiles split, split + splits, ... of BLOCK_N keys. Writes
+        its softmax-weighted sum of values and the log-sum-exp of its scores, per row."""
+        head, split, splits = tl.program_id(0), tl.program_id(1), tl.num_programs(1)
+        rows, dims = tl.arange(0, ROWS), tl.arange(0, HEAD_DIM)
+        real = rows < GROUPS  # tl.dot takes 16 rows at least: the rest are zeros, never stored
+        q = tl.load(q_ptr + (head * GROUPS + rows[:, None]) * HEAD_DIM + dims[None, :],
+                    mask=real[:, None], other=0.0)
+        pos = tl.load(pos_ptr).to(tl.int32)  # read on the GPU: a CUDA graph replays at any pos
+        k_ptr += head.to(tl.int64) * length * HEAD_DIM  # this (sequence, KV head)'s cache
+        v_ptr += head.to(tl.int64) * length * HEAD_DIM
+        m = tl.full([ROWS], float("-inf"), tl.float32)  # the online softmax: running max,
+        l = tl.zeros([ROWS], tl.float32)  # the sum of exp(score - max), and the weighted values
+        acc = tl.zeros([ROWS, HEAD_DIM], tl.float32)
+        tile = split
+        while tile * BLOCK_N <= pos:  # (a while: the interpreter takes no loaded range bound)
+            keys = tile * BLOCK_N + tl.arange(0, BLOCK_N)
+            written = keys <= pos
+            at = keys[:, None] * HEAD_DIM + dims[None, :]
+            k = tl.load(k_ptr + at, mask=written[:, None], other=0.0)
+            v = tl.load(v_ptr + at, mask=written[:, None], other=0.0)  # both loads in flight
+            s = tl.where(written[None, :], tl.dot(q, tl.trans(k)) * scale, float("-inf"))
+            m_new = tl.maximum(m, tl.max(s, 1))
+            p = tl.exp(s - m_new[:, None])
+            alpha = tl.exp(m - m_new)  # rescales what was summed under the old max
+            l = l * alpha + tl.sum(p, 1)
+            acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+            m = m_new
+            tile += splits
+        # a split whose tiles all lie past pos read nothing: output 0, log-sum-exp -inf (weight 0)
+        found = l > 0
+        part = (head * splits + split) * GROUPS + rows
+        tl.store(out_ptr + part[:, None] * HEAD_DIM + dims[None, :],
+                 acc / tl.where(found, l, 1.0)[:, None], mask=real[:, None])
+        tl.store(lse_ptr + part, tl.where(found, m + tl.log(tl.where(found, l, 1.0)),
+                                          float("-inf")), mask=real)
+
+    @triton_op("decode::splitkv_attention", mutates_args=())
+    def splitkv_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
+                          pos: torch.Tensor, splits: int, block_n: int = 64) -> torch.Tensor:
+        """softmax(q k^T / sqrt(d)) v over the cached positions 0..pos (flash-decoding): q
+        (batch, KV heads, groups, d), the caches (batch, KV heads, length, d), all contiguous.
+        Each (sequence, KV head) is `splits` programs, each over its share of the cache; their
+        partial outputs then combine, each weighted by exp(its log-sum-exp - the total's): the
+        softmax over all positions, from the softmax over each share."""
+        b, kv_heads, groups, d = q.shape
+        part = torch.empty(b * kv_heads, splits, groups, d, device=q.device, dtype=torch.float32)
+        lse = torch.empty(b * kv_heads, splits, groups, device=q.device, dtype=torch.float32)
+        wrap_triton(attend_split)[(b * kv_heads, splits)](
+            q.contiguous(), k_cache, v_cache, pos, part, lse, k_cache.shape[2], 1 / math.sqrt(d),
+            GROUPS=groups, ROWS=max(16, triton.next_power_of_2(groups)), HEAD_DIM=d,
+            BLOCK_N=block_n)
+        weight = torch.softmax(lse, dim=1).unsqueeze(-1)  # exp(lse - logsumexp(lse)) per split
+        return (weight * part).sum(1).to(q.dtype).view(b, kv_heads, groups, d)
+# --8<-- [end:splitkv]
 
 
 # --8<-- [start:step]
@@ -210,7 +293,9 @@ if __name__ == "__main__":
     small = Config(layers=2, hidden=256, heads=8, kv_heads=2, head_dim=32, ffn=512, vocab=1000)
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     error = check(small, batch=3, length=12, device=device, dtype=dtype)
-    print(f"{device}, {dtype}: 12 cached steps vs full forward, relative error {error:.2e}")
+    attention = "split-KV Triton kernel" if device == "cuda" and triton else "PyTorch's SDPA"
+    print(f"{device}, {dtype}, attention by {attention}: 12 cached steps vs full forward, "
+          f"relative error {error:.2e}")
     if device == "cuda":
         error = check(small, batch=3, length=12, device=device, dtype=dtype,
                       layer_fn=compiled_layer(), graph=True)
