@@ -121,15 +121,17 @@ def decoder_layer(x, layer, k_cache, v_cache, pos, cos, sin, c: Config, split_kv
 
 # --8<-- [start:splitkv]
 def split_count(batch: int, kv_heads: int) -> int:
-    """Splits of each (sequence, KV head)'s cache: about 128 programs, one an SM of an H100 (132),
-    so 16 splits at batch 1 (8 KV heads); one split from batch 16 on, where the (sequence, head)
-    pairs alone fill the SMs (splitting further only adds partial results to combine)."""
-    return max(1, 128 // (batch * kv_heads))
+    """Splits of each (sequence, KV head)'s cache: about 512 programs, four an SM of an H100
+    (132), and never fewer than 4 splits. At batch 1 (8 KV heads, 1,025 positions in 17 tiles)
+    each program then has one tile at most, so none waits on a second; at batch 64, four splits
+    keep more loads in flight than one. Chosen on a probe at batch 1, 8 and 64, where four
+    times the splits of a one-program-an-SM rule ran fastest (gpu/explore/decode-profile.py)."""
+    return max(4, 512 // (batch * kv_heads))
 
 
 if triton is not None:
     @triton.jit
-    def attend_split(q_ptr, k_ptr, v_ptr, pos_ptr, out_ptr, lse_ptr, length, scale,
+    def attend_split(q_ptr, k_ptr, v_ptr, pos_ptr, out_ptr, lse_ptr, length, SCALE: tl.constexpr,
                      GROUPS: tl.constexpr, ROWS: tl.constexpr, HEAD_DIM: tl.constexpr,
                      BLOCK_N: tl.constexpr):
         """One program: the GROUPS query rows of one (sequence, KV head), against its share of
@@ -153,7 +155,7 @@ if triton is not None:
             at = keys[:, None] * HEAD_DIM + dims[None, :]
             k = tl.load(k_ptr + at, mask=written[:, None], other=0.0)
             v = tl.load(v_ptr + at, mask=written[:, None], other=0.0)  # both loads in flight
-            s = tl.where(written[None, :], tl.dot(q, tl.trans(k)) * scale, float("-inf"))
+            s = tl.where(written[None, :], tl.dot(q, tl.trans(k)) * SCALE, float("-inf"))
             m_new = tl.maximum(m, tl.max(s, 1))
             p = tl.exp(s - m_new[:, None])
             alpha = tl.exp(m - m_new)  # rescales what was summed under the old max
@@ -181,9 +183,9 @@ if triton is not None:
         part = torch.empty(b * kv_heads, splits, groups, d, device=q.device, dtype=torch.float32)
         lse = torch.empty(b * kv_heads, splits, groups, device=q.device, dtype=torch.float32)
         wrap_triton(attend_split)[(b * kv_heads, splits)](
-            q.contiguous(), k_cache, v_cache, pos, part, lse, k_cache.shape[2], 1 / math.sqrt(d),
-            GROUPS=groups, ROWS=max(16, triton.next_power_of_2(groups)), HEAD_DIM=d,
-            BLOCK_N=block_n)
+            q.contiguous(), k_cache, v_cache, pos, part, lse, k_cache.shape[2],
+            SCALE=1 / math.sqrt(d), GROUPS=groups, ROWS=max(16, triton.next_power_of_2(groups)),
+            HEAD_DIM=d, BLOCK_N=block_n)
         weight = torch.softmax(lse, dim=1).unsqueeze(-1)  # exp(lse - logsumexp(lse)) per split
         return (weight * part).sum(1).to(q.dtype).view(b, kv_heads, groups, d)
 # --8<-- [end:splitkv]
