@@ -171,3 +171,19 @@ def test_timeline_trace_refuses_durations_that_are_not_finite_or_negative(tmp_pa
         2, f"error: cannot read the trace {trace}: event 'k' has a start or duration that is not "
            "a finite number of 0 or more\n")
     assert not output.exists()
+
+
+def test_ctrl_c_inside_the_last_epochs_final_rename_says_the_training_is_done(tmp_path):
+    """It said "interrupted after epoch 1 (the last one saved): run the same command to resume"
+    for a run whose every epoch was written whole."""
+    from helpers import load_snippet
+
+    load_snippet("keras/make_dataset.py").write_dataset(tmp_path / "data", images=4, size=32)
+    out = tmp_path / "run"
+    proc = ctrl_c_in_the_rename("last.keras", "keras/train.py", tmp_path / "data",
+                                "--output-dir", out, "--epochs", "1", "--image-size", "16")
+    assert proc.returncode == 130 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"interrupted (Ctrl-C) after the last epoch, 1, was written whole to {out} (the reload "
+        "self-check did not run)")
+    assert len(json.loads((out / "history.json").read_text())["epochs"]) == 1
