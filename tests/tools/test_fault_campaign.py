@@ -187,3 +187,18 @@ def test_ctrl_c_inside_the_last_epochs_final_rename_says_the_training_is_done(tm
         f"interrupted (Ctrl-C) after the last epoch, 1, was written whole to {out} (the reload "
         "self-check did not run)")
     assert len(json.loads((out / "history.json").read_text())["epochs"]) == 1
+
+
+@pytest.mark.parametrize("major", ["-1", "Infinity", "NaN", '"12"'])  # JSON text
+def test_replay_of_a_wheel_with_a_damaged_cuda_major_names_it(tmp_path, major):
+    """It said "not a doctor report ('NoneType' object is not subscriptable)"."""
+    report = json.loads((ROOT / "docs/data/doctor-h200.json").read_text())
+    wheel = {"name": "cupy-cuda12x", "version": "13.0.0", "cuda_major": 12}
+    report["facts"]["wheels"] = [wheel]
+    text = json.dumps(report).replace('"cuda_major": 12', f'"cuda_major": {major}')
+    (tmp_path / "r.json").write_text(text)
+    proc = run_snippet("doctor/gpu_doctor.py", "--replay", tmp_path / "r.json")
+    shown = {"Infinity": "inf", "NaN": "nan", '"12"': "'12'"}.get(major, major)
+    assert (proc.returncode, proc.stderr) == (
+        2, f"error: --replay {tmp_path / 'r.json'}: not a doctor report (pip wheel cupy-cuda12x: "
+           f"cuda_major {shown} is not a CUDA major version)\n")
