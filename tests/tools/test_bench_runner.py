@@ -716,3 +716,24 @@ def test_ctrl_c_during_the_final_rename_says_the_results_were_written(toy, tmp_p
         f"interrupted (Ctrl-C) after the results were written whole to {out_file}"), err
     results.read_results(out_file, current=True)  # whole, and final
     assert not list(tmp_path.glob("r.*.json")) and not list(tmp_path.glob("*.lock"))
+
+
+@pytest.mark.parametrize("how", ["--resume", "--finish"])
+def test_rows_a_partial_does_not_mark_measured_are_dropped_not_doubled(toy, tmp_path, capsys,
+                                                                       how):
+    """A variant that failed after some rows (or a damaged `completed`) leaves rows of a pair
+    not marked done: --resume measured it again beside them (each row twice in a file marked
+    complete), --finish kept them under a note saying the pair was not measured."""
+    out_file = tmp_path / "r.json"
+    (tmp_path / "r.partial.json").write_text(json.dumps(partial_doc(toy, completed=[])))
+    capsys.readouterr()
+    code = run_cli.main(toy, ["--output", str(out_file), how, "--cases", "small",
+                              "--variants", "good", "--compile-runs", "0"])
+    assert code == 0
+    doc = results.read_results(out_file, current=True)
+    rows = [(m["case"], m["variant"], m["phase"]) for m in doc["measurements"]]
+    assert len(rows) == len(set(rows)), rows
+    if how == "--finish":  # its note says small/good was not measured: no row says otherwise
+        assert rows == [] and any("not measured: small/good" in n for n in doc["notes"])
+    assert ("holds rows of small/good without marking it measured: they are not kept"
+            in capsys.readouterr().err)
