@@ -202,3 +202,35 @@ def test_replay_of_a_wheel_with_a_damaged_cuda_major_names_it(tmp_path, major):
     assert (proc.returncode, proc.stderr) == (
         2, f"error: --replay {tmp_path / 'r.json'}: not a doctor report (pip wheel cupy-cuda12x: "
            f"cuda_major {shown} is not a CUDA major version)\n")
+
+
+def test_the_commit_asked_of_git_under_a_file_size_limit_leaves_no_lock(tmp_path):
+    """bench.system.code_version's `git status` rewrote a stale index; under `ulimit -f` git died
+    writing .git/index.lock and left it: every later commit in the checkout failed."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from helpers import SNIPPETS
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    for i in range(200):  # an index larger than the limit below
+        (tmp_path / f"file{i:03d}.txt").write_text(f"{i}\n")
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    later = time.time() + 5
+    for f in tmp_path.glob("file*.txt"):  # touched: the index's stat data is stale
+        os.utime(f, (later, later))
+    code = ("import resource, sys\n"
+            "from pathlib import Path\n"
+            "from bench import system\n"
+            "system.HERE = Path(sys.argv[1])\n"
+            "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+            "print(system.code_version()['dirty'])\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCH_GIT")}
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                          text=True, timeout=60, env={**env, "PYTHONPATH": str(SNIPPETS)})
+    assert proc.stdout == "False\n", proc.stderr
+    assert not (tmp_path / ".git" / "index.lock").exists()
