@@ -142,7 +142,7 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
                 f.write(data)
         else:
             tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
-            with _ctrl_c_blocked():  # a Ctrl-C inside the rename comes after it is recorded
+            with _ctrl_c_after():  # a Ctrl-C inside the rename comes after it is recorded
                 os.replace(tmp, real)
                 WRITTEN.append(str(path))
     except OSError as exc:
@@ -156,18 +156,18 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
 
 
 @contextlib.contextmanager
-def _ctrl_c_blocked():
-    """SIGINT blocked inside the block (pending, delivered as it ends, to whatever handler is
-    then in place): nothing runs between a rename and the record of it."""
-    try:
-        before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    except (AttributeError, OSError, ValueError):  # no signal masks here: nothing to hold
+def _ctrl_c_after():
+    """A Ctrl-C inside the block (a rename and the record of it) is held, then given again as
+    the block ends to whatever handler is in place (run.py's ctrl_c_held, or KeyboardInterrupt).
+    A Python handler, not a blocked signal: another thread (Numba's) may take the signal, and
+    Python then raises in the main thread between the rename and its record."""
+    if signal.getsignal(signal.SIGINT) is None:  # a handler set outside Python: leave it be
         yield
         return
-    try:
+    with ctrl_c_held() as pressed:
         yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    if pressed:
+        signal.raise_signal(signal.SIGINT)
 
 
 def interrupted_line(what: str = "interrupted") -> str:

@@ -234,3 +234,40 @@ def test_the_commit_asked_of_git_under_a_file_size_limit_leaves_no_lock(tmp_path
                           text=True, timeout=60, env={**env, "PYTHONPATH": str(SNIPPETS)})
     assert proc.stdout == "False\n", proc.stderr
     assert not (tmp_path / ".git" / "index.lock").exists()
+
+
+def test_ctrl_c_inside_the_rename_is_named_when_other_threads_take_the_signal(tmp_path,
+                                                                              monkeypatch):
+    """With SIGINT blocked only in the main thread, a process with other threads (Numba's, in
+    mandelbrot_image) took the signal in one of them: Python raised KeyboardInterrupt in the
+    main thread before the rename was recorded, and the line said a bare "interrupted"."""
+    import contextlib
+    import io
+    import os
+    import signal
+    import threading
+    import time
+
+    from bench import cli
+
+    output = tmp_path / "a.json"
+    real = os.replace
+
+    def replace(src, dst, **kw):
+        real(src, dst, **kw)
+        os.kill(os.getpid(), signal.SIGINT)  # to the process: any thread not blocking it
+        time.sleep(0.2)  # still in the rename when the other thread has run the handler
+
+    monkeypatch.setattr(os, "replace", replace)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            code = cli.run_main(lambda argv: cli.atomic_write(output, "{}") and 0)
+    finally:
+        stop.set()
+        other.join()
+    assert (code, err.getvalue()) == (130, f"interrupted (Ctrl-C) after {output} was written "
+                                           "whole\n")
