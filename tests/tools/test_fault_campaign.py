@@ -1,5 +1,6 @@
-"""What the fault campaign of 2026-12-06 (issue 49, round four) found in the tools: each case
-failed before its fix. The scored table: gpu/logs/cpu-2026-12-06/fault-campaign.md."""
+"""What the fault campaign of 2026-12-06 (issue 49, rounds four and five) found in the tools:
+each case failed before its fix. The scored tables: gpu/logs/cpu-2026-12-06/fault-campaign.md
+and fault-campaign-round5.md."""
 
 from __future__ import annotations
 
