@@ -25,7 +25,9 @@ for topic in "$@"; do
 done
 if [ -z "${BENCH_GIT_COMMIT:-}" ] && git rev-parse HEAD >/dev/null 2>&1; then
     BENCH_GIT_COMMIT=$(git rev-parse HEAD)
-    BENCH_GIT_DIRTY=$(git status --porcelain -uno | grep -q . && echo 1 || echo 0)
+    # --no-optional-locks: status may not rewrite the index (git killed by a file-size limit
+    # there leaves .git/index.lock behind, and every later git command in the checkout fails)
+    BENCH_GIT_DIRTY=$(git --no-optional-locks status --porcelain -uno | grep -q . && echo 1 || echo 0)
 fi
 export BENCH_GIT_COMMIT="${BENCH_GIT_COMMIT:-}" BENCH_GIT_DIRTY="${BENCH_GIT_DIRTY:-}"
 if compgen -G ".whl/*.whl" >/dev/null; then

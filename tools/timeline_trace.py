@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import re
 import sqlite3
 import sys
@@ -99,12 +100,18 @@ def read_trace(path: Path) -> tuple[list, list]:
     try:
         with open(path, "rb") as f:
             sqlite = f.read(16).startswith(b"SQLite format 3")
-        return _intervals_nsys(path) if sqlite else _intervals_chrome(path)
+        device, host = _intervals_nsys(path) if sqlite else _intervals_chrome(path)
     except RecursionError:
         raise ValueError(f"cannot read the trace {path}: nested too deeply") from None
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError, sqlite3.Error,
             KeyError, TypeError, AttributeError) as exc:  # AttributeError: a field of another type
         raise ValueError(f"cannot read the trace {path}: {exc}") from None
+    for start, end, *what in device + host:  # json reads Infinity and NaN: damage, not a time
+        if not (isinstance(start, (int, float)) and isinstance(end, (int, float))
+                and math.isfinite(start) and math.isfinite(end) and end >= start):
+            raise ValueError(f"cannot read the trace {path}: event {what[-1]!r} has a start or "
+                             "duration that is not a finite number of 0 or more")
+    return device, host
 
 
 def merged(spans: list) -> list:

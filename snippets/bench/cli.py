@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 INTERRUPTED = 130  # the shell's code for a process ended by SIGINT (128 + 2)
+WRITTEN: list[str] = []  # outputs this command has written whole: a Ctrl-C's line names them
 
 
 class CannotWrite(OSError):
@@ -139,12 +140,11 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
         if path.exists() and not path.is_file():
             with open(path, "wb" if isinstance(data, bytes) else "w") as f:
                 f.write(data)
-        elif isinstance(data, bytes):
-            tmp.write_bytes(data)
-            os.replace(tmp, real)
         else:
-            tmp.write_text(data)
-            os.replace(tmp, real)
+            tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
+            with _ctrl_c_after():  # a Ctrl-C inside the rename comes after it is recorded
+                os.replace(tmp, real)
+                WRITTEN.append(str(path))
     except OSError as exc:
         raise CannotWrite(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
@@ -153,6 +153,30 @@ def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
         except OSError:  # a file system gone read-only: the write's own error is the one to say
             pass
     return path
+
+
+@contextlib.contextmanager
+def _ctrl_c_after():
+    """A Ctrl-C inside the block (a rename and the record of it) is held, then given again as
+    the block ends to whatever handler is in place (run.py's ctrl_c_held, or KeyboardInterrupt).
+    A Python handler, not a blocked signal: another thread (Numba's) may take the signal, and
+    Python then raises in the main thread between the rename and its record."""
+    if signal.getsignal(signal.SIGINT) is None:  # a handler set outside Python: leave it be
+        yield
+        return
+    with ctrl_c_held() as pressed:
+        yield
+    if pressed:
+        signal.raise_signal(signal.SIGINT)
+
+
+def interrupted_line(what: str = "interrupted") -> str:
+    """The one line for a Ctrl-C, naming the outputs already written whole (WRITTEN)."""
+    if not WRITTEN:
+        return f"{what} (Ctrl-C)"
+    if len(WRITTEN) == 1:
+        return f"{what} (Ctrl-C) after {WRITTEN[0]} was written whole"
+    return f"{what} (Ctrl-C) after {len(WRITTEN)} files were written whole (the last: {WRITTEN[-1]})"
 
 
 def stdout_name() -> str:
@@ -196,9 +220,9 @@ def partial_path(path: str | os.PathLike) -> Path | None:
 
 def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = None,
              what: str = "interrupted") -> int:
-    """Call main(argv); Ctrl-C gives one line on stderr and exit code 130, no traceback; an
-    output that cannot be written (CannotWrite), standard output closed included, gives one
-    line and exit code 1.
+    """Call main(argv); Ctrl-C gives one line on stderr (naming any output atomic_write had
+    already written whole) and exit code 130, no traceback; an output that cannot be written
+    (CannotWrite), standard output closed included, gives one line and exit code 1.
 
     Ctrl-C raises KeyboardInterrupt inside main (Python's own handler, put back for the call:
     `bench.run` installs an exit-at-once handler while a benchmark's imports load)."""
@@ -207,11 +231,12 @@ def run_main(main: Callable[[list[str] | None], int], argv: list[str] | None = N
               file=sys.stderr)
         return 1
     before = signal.getsignal(signal.SIGINT)
+    WRITTEN.clear()  # this command's outputs
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         return main(argv)
     except KeyboardInterrupt:
-        print(f"{what} (Ctrl-C)", file=sys.stderr)
+        print(interrupted_line(what), file=sys.stderr)
         return INTERRUPTED
     except CannotWrite as exc:
         print(f"error: {exc}", file=sys.stderr)

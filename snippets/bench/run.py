@@ -156,7 +156,29 @@ def previous_run(partial: Path, bench: runner.Benchmark) -> dict:
     if changed:
         raise ValueError(f"{partial} was measured by other code ({', '.join(changed)} changed "
                          "since); delete it or run without --resume")
-    return doc
+    return only_completed_rows(doc, bench, partial)
+
+
+def only_completed_rows(doc: dict, bench: runner.Benchmark, partial: Path) -> dict:
+    """The partial without rows of pairs it does not mark measured (a variant that failed
+    after some rows, or a damaged `completed`): --resume measures those again, and --finish
+    names them as not measured, so their old rows would be doubled or contradicted."""
+    done = {tuple(pair) for pair in doc["completed"]}
+    c_tables = {case for case, variant in done  # a C table's rows bear its own names
+                if type(getattr(bench.variants.get(variant), "measure", None)).__name__ == "CTable"}
+    kept, dropped = [], []
+    for m in doc.get("measurements", []):
+        pair = (m.get("case"), m.get("variant"))
+        if pair in done or pair[0] in c_tables or (
+                pair[0] == runner.COMPILE[0] and tuple(runner.COMPILE) in done):
+            kept.append(m)
+        elif f"{pair[0]}/{pair[1]}" not in dropped:
+            dropped.append(f"{pair[0]}/{pair[1]}")
+    if dropped:
+        print(f"note: {partial} holds rows of {', '.join(dropped)} without marking "
+              f"{'it' if len(dropped) == 1 else 'them'} measured: they are not kept",
+              file=sys.stderr)
+    return {**doc, "measurements": kept}
 
 
 def _terminated(signum, frame):

@@ -127,7 +127,8 @@ def code_version() -> dict:
         return {"commit": sha, "dirty": None if dirty not in ("0", "1") else dirty == "1"}
     sha = _run(["git", "rev-parse", "HEAD"], cwd=HERE)
     if sha:
-        status = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE)
+        status = _run(["git", "--no-optional-locks", "status", "--porcelain",  # no index write:
+                       "--untracked-files=no"], cwd=HERE)  # a killed git would leave its lock
         return {"commit": sha, "dirty": None if status is None else bool(status)}
     return {"commit": "unknown", "dirty": None}
 

@@ -653,6 +653,10 @@ def runtimes(facts: dict) -> list[tuple[str, str]]:
         if fw.get("cuda_build") and major_minor(fw["cuda_build"]):
             found.append((f"{name} {fw.get('version', '')} (built for CUDA {fw['cuda_build']})", fw["cuda_build"]))
     for w in facts.get("wheels", []):
+        major = w["cuda_major"]  # from the wheel's name here; a replayed report may be damaged
+        if not isinstance(major, int) or isinstance(major, bool) or not 0 < major < 100:
+            raise ValueError(f"pip wheel {w['name']}: cuda_major {major!r} is not a CUDA major "
+                             "version")
         found.append((f"pip wheel {w['name']} {w['version']} (CUDA {w['cuda_major']})", f"{w['cuda_major']}.0"))
     return found
 

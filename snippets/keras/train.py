@@ -466,8 +466,13 @@ def train(args, images: dict[str, tuple], history: list[dict]) -> int:
                   callbacks=callbacks,
                   verbose=1 if sys.stdout.isatty() else 2)  # a progress bar in a terminal
     except KeyboardInterrupt:
-        print(f"\ninterrupted after epoch {len(doc['epochs'])} (the last one saved): run the "
-              "same command to resume", file=sys.stderr)
+        saved = len(doc["epochs"])
+        if saved >= args.epochs:  # it came as the last epoch was saved: the training is done
+            print(f"\ninterrupted (Ctrl-C) after the last epoch, {saved}, was written whole to "
+                  f"{out} (the reload self-check did not run)", file=sys.stderr)
+        else:
+            print(f"\ninterrupted after epoch {saved} (the last one saved): run the same "
+                  "command to resume", file=sys.stderr)
         return 130
     # --8<-- [end:resume]
 

@@ -18,9 +18,14 @@ import signal
 import sys
 
 
+WRITTEN = []  # the files this run has written whole (write_atomically)
+
+
 def interrupted(signum, frame):
-    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130."""
-    os.write(2, b"interrupted\n")
+    """Ctrl-C, wherever it lands (even inside a slow import below): one line and exit code 130;
+    the line names any file already written whole."""
+    done = f" ({', '.join(WRITTEN)} written whole before it)" if WRITTEN else ""
+    os.write(2, f"interrupted{done}\n".encode())
     os._exit(130)  # at once: an exception raised here could land in a C extension or be ignored
 
 
@@ -57,7 +62,12 @@ def write_atomically(path: Path, data: str | bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")  # unique
     try:
         tmp.write_bytes(data) if isinstance(data, bytes) else tmp.write_text(data)
-        os.replace(tmp, path)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # a Ctrl-C inside
+        try:  # the rename waits until the file is recorded as written
+            os.replace(tmp, path)
+            WRITTEN.append(str(path))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
     finally:
         try:
             tmp.unlink(missing_ok=True)  # after a failed write (a full disk, say): no leftover

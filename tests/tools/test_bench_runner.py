@@ -643,14 +643,15 @@ def fake_tree(tmp_path, topics: dict[str, str]) -> Path:
     return gpu / "run_all.sh"
 
 
-def run_all(script: Path, out: Path, *topics: str, limit: int | None = None):
+def run_all(script: Path, out: Path, *topics: str, limit: int | None = None,
+            commit: str = "0" * 40):
     import resource
 
     def size_limit():  # `ulimit -f`: what the run writes stops there, as on a nearly full disk
         if limit:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     env = {**os.environ, "OUT": str(out), "PYTHONPATH": str(ROOT / "snippets"),
-           "BENCH_GIT_COMMIT": "0" * 40}
+           "BENCH_GIT_COMMIT": commit}
     return subprocess.run(["bash", str(script), *topics], capture_output=True, text=True,
                           env=env, timeout=60, preexec_fn=size_limit)
 
@@ -716,3 +717,46 @@ def test_ctrl_c_during_the_final_rename_says_the_results_were_written(toy, tmp_p
         f"interrupted (Ctrl-C) after the results were written whole to {out_file}"), err
     results.read_results(out_file, current=True)  # whole, and final
     assert not list(tmp_path.glob("r.*.json")) and not list(tmp_path.glob("*.lock"))
+
+
+@pytest.mark.parametrize("how", ["--resume", "--finish"])
+def test_rows_a_partial_does_not_mark_measured_are_dropped_not_doubled(toy, tmp_path, capsys,
+                                                                       how):
+    """A variant that failed after some rows (or a damaged `completed`) leaves rows of a pair
+    not marked done: --resume measured it again beside them (each row twice in a file marked
+    complete), --finish kept them under a note saying the pair was not measured."""
+    out_file = tmp_path / "r.json"
+    (tmp_path / "r.partial.json").write_text(json.dumps(partial_doc(toy, completed=[])))
+    capsys.readouterr()
+    code = run_cli.main(toy, ["--output", str(out_file), how, "--cases", "small",
+                              "--variants", "good", "--compile-runs", "0"])
+    assert code == 0
+    doc = results.read_results(out_file, current=True)
+    rows = [(m["case"], m["variant"], m["phase"]) for m in doc["measurements"]]
+    assert len(rows) == len(set(rows)), rows
+    if how == "--finish":  # its note says small/good was not measured: no row says otherwise
+        assert rows == [] and any("not measured: small/good" in n for n in doc["notes"])
+    assert ("holds rows of small/good without marking it measured: they are not kept"
+            in capsys.readouterr().err)
+
+
+def test_run_all_asking_git_for_the_commit_leaves_no_lock_in_the_checkout(tmp_path):
+    """`git status` refreshes the index when files were touched, writing .git/index.lock: under a
+    file-size limit git died there and left the lock, and every later git command in the
+    checkout (commit, stash) failed with "index.lock: File exists"."""
+    script = fake_tree(tmp_path, {"small": 'echo measured > "$RESULTS_DIR/small.json"\n'})
+    tree = script.parents[1]
+    for i in range(200):  # an index larger than the limit below
+        (tree / f"file{i:03d}.txt").write_text(f"{i}\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tree)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    later = time.time() + 5
+    for f in tree.glob("file*.txt"):  # touched: the index's stat data is stale
+        os.utime(f, (later, later))
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = run_all(script, out, "small", limit=4096, commit="")
+    assert proc.returncode == 0, proc.stderr
+    assert not (tree / ".git" / "index.lock").exists()
