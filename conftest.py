@@ -54,8 +54,8 @@ os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.
 # through `item._nodeid`, which pytest 9.2 no longer reads.)
 LONGEST_FIRST = [  # seconds on an idle core, 2026-12-02, with bytecode compiled (see Makefile)
     "tests/test_keras_train.py",  # 200: two trainings a backend, a Ctrl-C run
-    "tests/site/test_site_browser.py",  # ~170: every page visited in Chromium, diagrams measured
-    "tests/test_matmul.py",  # 69: sgemm.cu built (PTX), the simulator smoke run
+    "tests/site/test_site_browser.py",  # ~170: every page visited in Chromium (and printed)
+    "tests/test_matmul.py",  # ~45 (2026-12-06): sgemm.cu built unoptimised, the smoke run
     "docs/kernels/matmul.md",  # 50: sgemm.cu built for sm_90a
     "tests/test_frameworks.py",  # 36-50: TensorFlow and JAX training
     "tests/tools/test_bench_runner.py",  # 28

@@ -8,8 +8,9 @@ standard-library module). Test modules import the fixtures they use from here.
 Everything runs against the site that the root ``built_site`` fixture builds once per session,
 served from 127.0.0.1 on a free port under the path of ``site_url`` (as GitHub Pages serves it),
 in one headless Chromium (Debian's ``chromium``) driven by Playwright. Each page is loaded once
-in a light and once in a dark colour scheme at 1280 px and measured there and again narrowed to
-390 px (``site_visits``); the tests then assert on what the visits recorded.
+in a light and once in a dark colour scheme at 1280 px and measured there, printed to A4 (a page
+with a chart or a diagram) and measured again narrowed to 390 px (``site_visits``); the tests
+then assert on what the visits recorded.
 Nothing here reaches beyond this machine, except apt and npm when Chromium or axe-core is missing.
 """
 
@@ -308,12 +309,21 @@ def axe_source() -> str:
 COLOUR_RULES = ["color-contrast", "link-in-text-block"]
 LISTINGS = ["pre"]
 
+# What `exclude` selects is left out of the audit, and its content is taken out of the page while
+# axe runs and put back after (the same nodes): axe walks every node of the document whatever
+# `exclude` says, and a page's listings are nine in ten of its nodes (2.5 s of a 3 s audit).
 AXE_RUN = """
 async ([rules, exclude]) => {
   const options = { resultTypes: ["violations"] };
   if (rules) options.runOnly = { type: "rule", values: rules };
-  const result = await axe.run(exclude.length ? { exclude: exclude.map(s => [s]) } : document,
-                               options);
+  const held = exclude.flatMap(s => [...document.querySelectorAll(s)]).map(el => [el, [...el.childNodes]]);
+  held.forEach(([el]) => el.replaceChildren());
+  let result;
+  try {
+    result = await axe.run(exclude.length ? { exclude: exclude.map(s => [s]) } : document, options);
+  } finally {
+    held.forEach(([el, nodes]) => el.replaceChildren(...nodes));
+  }
   return result.violations.map(v => ({
     id: v.id, impact: v.impact, help: v.help,
     nodes: v.nodes.slice(0, 4).map(n => n.target.join(" ") + " -- " +
@@ -669,6 +679,7 @@ class Visit:
     readability: dict = field(default_factory=dict)
     tables: dict = field(default_factory=dict)  # TABLE_FIT
     height: int = 0  # the page's full height in CSS px, collapsed blocks closed
+    printed: dict | None = None  # PRINT_LAYOUT and the PDF's size, for pages with a figure
 
 
 def _lines(text: str) -> list[str]:
@@ -780,14 +791,65 @@ OPEN_FIRST_CODE = """() => {
 }"""
 
 
+# On paper (A4, Chromium's ``page.pdf``): what a page prints is its layout under print media at the
+# printable width, so a page with a chart or a diagram is measured there and then printed, in the
+# same visit (the test_site_browser.py print checks read it).
+A4_WIDTH_MM, MARGIN_MM = 210, 12
+PRINT_WIDTH_PX = round((A4_WIDTH_MM - 2 * MARGIN_MM) / 25.4 * 96)  # CSS px: 96 to the inch
+PRINT_VIEWPORT = {"width": PRINT_WIDTH_PX, "height": 1100}
+PRINT_FIGURES = ('class="mermaid"', 'class="data-chart"')
+
+# Under print media: each chart's shown copies and their widths, each diagram's drawn width,
+# the width of the text, and the text a reader would see (innerText follows the CSS).
+PRINT_LAYOUT = r"""
+() => {
+  const seen = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden";
+  const page = document.documentElement.clientWidth;
+  return {
+    page,
+    sideways: document.documentElement.scrollWidth - page,
+    charts: [...document.querySelectorAll("figure.data-chart")].map(f => ({
+      alt: (f.querySelector("img") || {}).alt || "",
+      shown: [...f.querySelectorAll("img")].filter(seen).map(i => ({
+        copy: i.src.endsWith("#only-dark") ? "dark" : "light",
+        right: Math.round(i.getBoundingClientRect().right)})),
+    })),
+    diagrams: [...document.querySelectorAll(".mermaid")].map(d => {
+      const svg = d.shadowRoot && d.shadowRoot.querySelector("svg");
+      return {drawn: !!svg, right: svg ? Math.round(svg.getBoundingClientRect().right) : null,
+              width: svg ? Math.round(svg.getBoundingClientRect().width) : null};
+    }),
+    text: document.body.innerText,
+  };
+}
+"""
+
+
+def print_page(page) -> dict:
+    """The loaded page printed: its PRINT_LAYOUT at the printable width under print media, and
+    the size of its A4 PDF; the page is left under screen media."""
+    page.set_viewport_size(PRINT_VIEWPORT)
+    page.emulate_media(media="print")
+    try:
+        page.evaluate(RELAID)
+        layout = page.evaluate(PRINT_LAYOUT)
+        layout["pdf_bytes"] = len(page.pdf(format="A4", margin={
+            side: f"{MARGIN_MM}mm" for side in ("top", "right", "bottom", "left")}))
+    finally:
+        page.emulate_media(media="screen")
+    return layout
+
+
 def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                axe_js: str | None, full: bool, rules: list[str] | None = COLOUR_RULES,
-               mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS, narrow: dict | None = None):
+               mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS, narrow: dict | None = None,
+               printed: bool = False):
     """Load one page and record what the tests check. `full`: every check (the copy button
     clicked, images, code, notebook); otherwise the scheme, errors, requests, diagrams,
     readability, sideways scroll, notebook images' colours and axe's `rules` (None: all).
-    With `narrow` (a viewport), the page is then narrowed to it and measured again (`measure`):
-    the answer is (the visit, the narrow visit), else the visit."""
+    With `printed`, the page, settled, is then printed (`print_page`, into visit.printed). With
+    `narrow` (a viewport), the page is then narrowed to it and measured again (`measure`): the
+    answer is (the visit, the narrow visit), else the visit."""
     visit = Visit(path, scheme, width=page.viewport_size["width"])
     visit.mermaid_blocks = page_file(server.root, path).read_text().count('class="mermaid"')
     recorder.visit = visit
@@ -822,6 +884,8 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                 page.evaluate("() => document.querySelectorAll('details[data-opened-by-test]')"
                               ".forEach(d => { d.open = false; d.removeAttribute('data-opened-by-test'); })")
         recorder.settle(page)  # the requests it started (search index, ...) belong to this visit
+        if printed:
+            visit.printed = print_page(page)
         if narrow is None:
             return visit
         small = Visit(path, scheme, color_scheme=visit.color_scheme, width=narrow["width"],
@@ -861,11 +925,18 @@ class SiteVisits:
     def narrow(self) -> dict[str, Visit]:
         return self.passes["390", "light"]
 
+    @property
+    def printed(self) -> dict[tuple[str, str], dict]:
+        """{(scheme, page): its print layout}: every page with a chart or a diagram."""
+        return {(scheme, p): v.printed for (width, scheme), visits in self.passes.items()
+                if width == "1280" for p, v in visits.items() if v.printed is not None}
+
 
 @pytest.fixture(scope="session")
 def site_visits(browser, site_server, axe_source) -> SiteVisits:
-    """Every built page loaded once per colour scheme at 1280 px, measured there and again
-    narrowed to 390 px (PASSES), every check of a width and scheme made in that one load.
+    """Every built page loaded once per colour scheme at 1280 px, measured there, printed (a
+    page with a chart or a diagram) and measured again narrowed to 390 px (PASSES), every check
+    of a width and scheme made in that one load.
     Each module that imports this fixture gets an instance of its own (see `browser`), so the
     visits are made once and kept in _SHARED."""
     if "visits" in _SHARED:
@@ -874,6 +945,8 @@ def site_visits(browser, site_server, axe_source) -> SiteVisits:
     paths = page_paths(site_server.root)
     with_figures = {p for p in paths
                     if any(f in page_file(site_server.root, p).read_text() for f in FIGURES)}
+    to_print = {p for p in paths
+                if any(f in page_file(site_server.root, p).read_text() for f in PRINT_FIGURES)}
     passes: dict = {}
     for scheme, (full, rules, narrowed) in PASSES.items():
         context = new_context(browser, site_server, scheme, viewport=WIDE_VIEWPORT)
@@ -883,7 +956,8 @@ def site_visits(browser, site_server, axe_source) -> SiteVisits:
         for path in paths:
             both = narrowed == "all" or path in with_figures
             found = visit_page(page, recorder, site_server, path, scheme, axe_source, full=full,
-                               rules=rules, narrow=NARROW_VIEWPORT if both else None)
+                               rules=rules, narrow=NARROW_VIEWPORT if both else None,
+                               printed=path in to_print)
             wide[path], small[path] = found if both else (found, None)
         passes["390", scheme] = {p: v for p, v in small.items() if v is not None}
         context.close()

@@ -1,6 +1,6 @@
-"""The built site in headless Chromium: every page, as a reader's browser gets it.
+"""The built site in headless Chromium: every page, as a reader's browser gets it, and on paper.
 
-Each page is loaded once per width and colour scheme (see ``sitecheck.site_visits``); the tests below
+Each page is loaded once per colour scheme (see ``sitecheck.site_visits``); the tests below
 assert on what those visits recorded, so a page added to the site is checked without any change
 here. Skipped with a reason when Chromium or npm (for axe-core) cannot be had.
 """
@@ -12,7 +12,8 @@ from contextlib import contextmanager
 import pytest
 
 from sitecheck import (  # noqa: F401 - fixtures are used by name
-    COLOUR_RULES, DIAGRAM_FIT, code_colours, DRAWN, MERMAID_TIMEOUT_MS, MIN_READABLE_PX, NARROW_VIEWPORT,
+    COLOUR_RULES, DIAGRAM_FIT, LISTINGS, code_colours, DRAWN, MERMAID_TIMEOUT_MS, MIN_READABLE_PX, NARROW_VIEWPORT,
+    PRINT_FIGURES, PRINT_LAYOUT, PRINT_VIEWPORT, PRINT_WIDTH_PX,
     READABILITY, SIDEWAYS, WIDE_VIEWPORT, Recorder, axe_source, browser, chromium_path,
     content_pages, label, mean_rgb, new_context, normalised_lines, page_file, page_paths, run_axe,
     same_colours, search, serve, site_server, site_visits, TABLE_FIT, TALL_ROW_PX, visit_page,
@@ -502,8 +503,36 @@ def test_the_contrast_audit_fails_when_a_real_element_loses_contrast(browser, si
                     if a["id"] == "color-contrast"]
         page.evaluate("document.querySelector('.md-content p').style.color = '#c8c8c8'")
         assert "color-contrast" in {a["id"] for a in run_axe(page, axe_source, COLOUR_RULES)}
+        # and as the dark pass audits, the listings taken out while axe runs
+        assert "color-contrast" in {a["id"] for a in run_axe(page, axe_source, COLOUR_RULES,
+                                                             LISTINGS)}
     finally:
         context.close()
+
+
+def test_the_audit_without_listings_puts_them_back(browser, site_server, axe_source):
+    """The dark pass's audit takes the listings out of the page while axe runs (AXE_RUN): the
+    same listings are back after it, for the print and narrow measurements that follow (every
+    element and its text; Material does not set again the tabindex of a listing that scrolls,
+    which nothing measured reads)."""
+    path = max(content_pages(site_server.root),
+               key=lambda p: page_file(site_server.root, p).read_text().count("<pre"))
+    listings = """() => [...document.querySelectorAll('pre')].map(p => {
+        const copy = p.cloneNode(true);
+        copy.querySelectorAll('[tabindex]').forEach(e => e.removeAttribute('tabindex'));
+        return copy.outerHTML;
+    })"""
+    context = new_context(browser, site_server, "dark")
+    try:
+        page = context.new_page()
+        page.goto(site_server.url(path), wait_until="load")
+        before = page.evaluate(listings)
+        run_axe(page, axe_source, COLOUR_RULES, LISTINGS)
+        after = page.evaluate(listings)
+    finally:
+        context.close()
+    assert len(before) > 5 and sum(map(len, before)) > 10_000  # listings with tokens in them
+    assert after == before
 
 
 def test_search_index_holds_prose_not_diagram_source_or_listings(site_server):
@@ -627,3 +656,76 @@ def test_the_cue_check_fires_on_a_wide_diagram_without_its_cue(diagram_page):
     assert not scroll_without_cue(measured)
     page.evaluate("document.querySelectorAll('.scroll-hint').forEach(h => h.remove())")
     assert scroll_without_cue({path: page.evaluate(DIAGRAM_FIT)})
+
+
+# --- On paper (in this file so that one xdist worker makes the visits) -----------------------
+# Every page with a chart or a diagram printed to A4 (Chromium's ``page.pdf``) from the light and
+# from the dark scheme, once the page has settled, in its visit (sitecheck.print_page): no
+# diagram or chart wider than the printable width, exactly one copy of each chart shown (the
+# light one: paper is white, whatever the reader's scheme), and no Mermaid source text (a diagram
+# not yet drawn when printing starts must not print as code).
+
+# Mermaid source as a reader would see it printed (a diagram not yet drawn).
+MERMAID_SOURCE = ("flowchart ", "sequenceDiagram", "subgraph ", "-->", "---|")
+
+
+def test_the_print_check_has_pages_to_print(site_visits, site_server):
+    printed = site_visits.printed
+    pages = {p for p in page_paths(site_server.root)
+             if any(f in page_file(site_server.root, p).read_text() for f in PRINT_FIGURES)}
+    assert set(printed) == {(scheme, p) for scheme in ("light", "dark") for p in pages}
+    assert any(layout["charts"] for layout in printed.values()), "no chart: the check checks nothing"
+    assert any(layout["diagrams"] for layout in printed.values()), "no diagram to check"
+    assert all(layout["page"] == PRINT_WIDTH_PX and layout["pdf_bytes"] > 10_000
+               for layout in printed.values())
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_exactly_one_copy_of_each_chart_prints_the_light_one(site_visits, scheme):
+    wrong = {label(p): [(c["alt"][:40], [s["copy"] for s in c["shown"]]) for c in layout["charts"]
+                        if [s["copy"] for s in c["shown"]] != ["light"]]
+             for (s, p), layout in site_visits.printed.items() if s == scheme}
+    assert not {p: c for p, c in wrong.items() if c}, "(chart, copies printed)"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_diagram_or_chart_is_wider_than_the_paper(site_visits, scheme):
+    printed = site_visits.printed
+    wide = {label(p): [("diagram", d["width"]) for d in layout["diagrams"]
+                       if not d["drawn"] or d["right"] > PRINT_WIDTH_PX]
+            + [(c["alt"][:40], s["right"]) for c in layout["charts"] for s in c["shown"]
+               if s["right"] > PRINT_WIDTH_PX]
+            for (s, p), layout in printed.items() if s == scheme}
+    assert not {p: w for p, w in wide.items() if w}, f"(figure, right edge px) past {PRINT_WIDTH_PX}"
+    assert not {label(p): layout["sideways"] for (s, p), layout in printed.items()
+                if s == scheme and layout["sideways"] > 1}, "pages cut off at the right"
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_mermaid_source_prints(site_visits, scheme):
+    source = {label(p): [m for m in MERMAID_SOURCE if m in layout["text"]]
+              for (s, p), layout in site_visits.printed.items() if s == scheme and layout["diagrams"]}
+    assert not {p: m for p, m in source.items() if m}, "Mermaid source in the printed text"
+
+
+def test_the_print_checks_fire_on_an_undrawn_diagram_and_a_dark_copy(browser, site_server):
+    """A real page with a diagram and a chart, printed from the dark scheme with the site's print
+    rules for both undone: the checks above must see the source text, the second chart copy and
+    the diagram past the paper's edge."""
+    path = next(p for p in page_paths(site_server.root)
+                if 'class="mermaid"' in page_file(site_server.root, p).read_text()
+                and 'class="data-chart"' in page_file(site_server.root, p).read_text())
+    context = new_context(browser, site_server, "dark", viewport=PRINT_VIEWPORT)
+    try:
+        page = context.new_page()
+        page.route("**/mermaid.min.js", lambda route: route.abort())  # never drawn
+        page.route("**/extra.css", lambda route: route.fulfill(body="", content_type="text/css"))
+        page.goto(site_server.url(path), wait_until="load")
+        page.wait_for_timeout(500)
+        page.emulate_media(media="print")
+        layout = page.evaluate(PRINT_LAYOUT)
+    finally:
+        context.close()
+    assert any(m in layout["text"] for m in MERMAID_SOURCE)
+    # Material's own rules alone print both copies (the bug this file guards against).
+    assert all([s["copy"] for s in c["shown"]] == ["light", "dark"] for c in layout["charts"])
