@@ -63,3 +63,18 @@ def run_to(stdout: str, relpath: str, *args, **kwargs) -> subprocess.CompletedPr
 
 
 FULL = "error: cannot write to standard output (/dev/full): No space left on device\n"
+
+
+def repo_with_a_stale_index(tree) -> None:
+    """A git repository of 200 committed files in `tree` whose index's stat data is stale, so
+    that `git status` wants to rewrite the index (larger than a small file-size limit)."""
+    import time
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tree)]
+    for i in range(200):
+        (tree / f"file{i:03d}.txt").write_text(f"{i}\n")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "x"]):
+        subprocess.run([*git, *args], check=True)
+    later = time.time() + 5
+    for f in tree.glob("file*.txt"):
+        os.utime(f, (later, later))

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from bench import results, runner
-from helpers import HAS_GPU, ROOT, SNIPPETS, load_snippet, run_snippet
+from helpers import HAS_GPU, ROOT, SNIPPETS, load_snippet, repo_with_a_stale_index, run_snippet
 
 CLI = "bench/run.py"
 run_cli = load_snippet(CLI)
@@ -746,15 +746,7 @@ def test_run_all_asking_git_for_the_commit_leaves_no_lock_in_the_checkout(tmp_pa
     checkout (commit, stash) failed with "index.lock: File exists"."""
     script = fake_tree(tmp_path, {"small": 'echo measured > "$RESULTS_DIR/small.json"\n'})
     tree = script.parents[1]
-    for i in range(200):  # an index larger than the limit below
-        (tree / f"file{i:03d}.txt").write_text(f"{i}\n")
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tree)]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "x"], check=True)
-    later = time.time() + 5
-    for f in tree.glob("file*.txt"):  # touched: the index's stat data is stale
-        os.utime(f, (later, later))
+    repo_with_a_stale_index(tree)  # its index larger than the limit below
     out = tmp_path / "out"
     out.mkdir()
     proc = run_all(script, out, "small", limit=4096, commit="")

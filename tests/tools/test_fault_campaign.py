@@ -211,19 +211,10 @@ def test_the_commit_asked_of_git_under_a_file_size_limit_leaves_no_lock(tmp_path
     import os
     import subprocess
     import sys
-    import time
 
-    from helpers import SNIPPETS
+    from helpers import SNIPPETS, repo_with_a_stale_index
 
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
-    for i in range(200):  # an index larger than the limit below
-        (tmp_path / f"file{i:03d}.txt").write_text(f"{i}\n")
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "x"], check=True)
-    later = time.time() + 5
-    for f in tmp_path.glob("file*.txt"):  # touched: the index's stat data is stale
-        os.utime(f, (later, later))
+    repo_with_a_stale_index(tmp_path)  # its index larger than the limit below
     code = ("import resource, sys\n"
             "from pathlib import Path\n"
             "from bench import system\n"
