@@ -104,8 +104,7 @@ def check(variant: str, result, ref: dict) -> dict:
     return exact(result, want[:result.size] if variant.startswith("h2d") else want)  # a prefix
 
 
-# The CPU stream rows are Numba JIT functions whose first call compiles (`compiled`), probed on
-# the quick stream case's vectors (a size of 8192 or less would be a matrix case).
+# The CPU stream rows are Numba JIT functions whose first call compiles: probed on stream vectors.
 BENCHMARK = Benchmark("machine", VARIANTS, CASES, reference, check, counts, inputs,
                       compiled=STREAM, probe_params={"n": 2**16})
 if __name__ == "__main__":
