@@ -92,6 +92,14 @@ def test_cpu_variants_compute_the_right_thing(machine):
     assert machine.check("cpu_fp32", np.asarray(c), mm)["ok"]
 
 
+def test_compiled_rows_run_at_the_compile_probe_size(machine):
+    # The compile probe sets each compiled row up at probe_params: a case it can run and pass.
+    bench, p = machine.BENCHMARK, machine.BENCHMARK.probe_params
+    assert bench.compiled
+    for variant in bench.compiled:
+        assert machine.check(variant, bench.setup(variant, p).run(), machine.reference(p))["ok"]
+
+
 def test_committed_h200_file_has_every_ceiling():
     from bench.results import load_results
 

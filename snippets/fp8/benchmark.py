@@ -1,25 +1,20 @@
-"""FP8 (e4m3, per-tensor scales) against BF16, at 2048, 4096 and 8192: `kernel` times the product
-on operands already in their format, `end_to_end` starts from the float32 matrices on the device
-(the casts and scales included). Run: python snippets/bench/run.py fp8   (an FP8-capable GPU)"""
+"""FP8 (e4m3, per-tensor scales) against BF16: `kernel` times the product on operands already in
+their format, `end_to_end` starts from the float32 matrices on the device (casts and scales
+included). Run: python snippets/bench/run.py fp8   (an FP8-capable GPU)"""
 from bench import run  # first: its Ctrl-C handler covers the imports below
-
-import functools
-
 from bench.adapters import Lesson
-from bench.registry import Benchmark, Case, Variant
+from bench.registry import Benchmark, Case, Variant, per_case
 import fp8_matmul as fp8
 
 
-def row(put, product):  # end to end on the host clock: put, multiply, wait for the device
-    def whole(a, b):
-        import torch
+def synced(c):  # end to end waits for the device, as a copy back would
+    import torch
 
-        c = product(*put(a, b))
-        torch.cuda.synchronize()
-        return c
-    return Lesson(whole, put, product)
+    torch.cuda.synchronize()
+    return c
 
 
+row = lambda put, product: Lesson(None, put, product, get=synced)  # noqa: E731 - put, multiply
 bf16 = row(lambda a, b: (a.bfloat16(), b.bfloat16()), lambda a16, b16: a16 @ b16)
 # --8<-- [start:register]
 VARIANTS = {
@@ -27,26 +22,25 @@ VARIANTS = {
     "fp8_e4m3": Variant("FP8 e4m3 `torch._scaled_mm`, per-tensor scales",
                         measure=row(fp8.quantized, fp8.fp8_matmul)),
     "fp8_e4m3_fast": Variant("FP8 e4m3, `use_fast_accum=True`", measure=row(
-        fp8.quantized, functools.partial(fp8.fp8_matmul, fast_accum=True))),
+        fp8.quantized, lambda *operands: fp8.fp8_matmul(*operands, fast_accum=True))),
 }
 CASES = {f"n-{n}": Case({"n": n}) for n in (2048, 4096, 8192)}
 # --8<-- [end:register]
 
 
-@functools.lru_cache(maxsize=1)
-def inputs(n: int):
+@per_case
+def inputs(p: dict) -> tuple:  # a and b, float32 on the device: every row's and the reference
     import torch
 
-    g = torch.Generator(device="cuda").manual_seed(n)
-    return tuple(torch.randn(n, n, device="cuda", generator=g) for _ in range(2))
+    g = torch.Generator(device="cuda").manual_seed(p["n"])
+    return tuple(torch.randn(p["n"], p["n"], device="cuda", generator=g) for _ in range(2))
 
 
 def check(variant: str, result, ref: tuple) -> dict:
     a, b = ref
-    if variant == "bf16":  # the operands as the tensor cores saw them
-        seen = (a.bfloat16(), b.bfloat16())
-    else:
-        a_q, s_a, bt_q, s_b = fp8.quantized(a, b)
+    seen = VARIANTS[variant].measure.put(a, b)  # the operands as the tensor cores saw them
+    if variant != "bf16":  # FP8 codes and their scales: what the codes mean
+        a_q, s_a, bt_q, s_b = seen
         seen = (a_q.float() * s_a, (bt_q.float() * s_b).t())
     vs_input, vs_operands = fp8.errors(a, b, result, *seen)
     # Rounding both operands and the result gives about one unit roundoff u (rms, relative):
@@ -61,7 +55,6 @@ def counts(variant: str, p: dict, ref) -> dict:
     return {"flops": 2 * n**3, "bytes": 2 * size * n * n + 2 * n * n}
 
 
-BENCHMARK = Benchmark("fp8", VARIANTS, CASES, lambda p: inputs(p["n"]), check, counts,
-                      lambda p: inputs(p["n"]))
+BENCHMARK = Benchmark("fp8", VARIANTS, CASES, inputs, check, counts, inputs)
 if __name__ == "__main__":
     raise SystemExit(run.main(BENCHMARK))

@@ -1,20 +1,9 @@
-"""Training throughput of the cats-vs-dogs CNN (images/s) on the GPU and the host CPU.
-
-    KERAS_BACKEND=jax python snippets/bench/run.py keras --cases climb --output build/climb.json
-
-Every row trains with climb.py's trainer (or climb_torch.py's), an epoch a call, the figure
-seconds per image. The climb: every row in one process, in interleaved rounds. The other cases:
-model.fit at one setting, with and without augmentation, and Keras's default (XLA off, see
-cats-vs-dogs.md). Under JAX the CPU rows train on jax.devices("cpu"). Images: drawn like
-make_dataset.py's, 512 distinct ones repeated, uint8.
-"""
-
-from __future__ import annotations
-
+"""Training throughput of the cats-vs-dogs CNN on the GPU and the host CPU: every row trains with
+climb.py's trainer (or climb_torch.py's), an epoch a call; the figure is seconds per image.
+Run: KERAS_BACKEND=jax python snippets/bench/run.py keras --cases climb --output build/climb.json"""
 from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import math
-import sys
 
 import numpy as np
 
@@ -24,6 +13,7 @@ from bench.timing import Rounds
 
 
 def images(n: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """n images drawn like make_dataset.py's (512 distinct ones, repeated), uint8, and labels."""
     from make_dataset import draw
 
     rng = np.random.default_rng(0)
@@ -33,14 +23,12 @@ def images(n: int, size: int) -> tuple[np.ndarray, np.ndarray]:
     return np.tile(x, (reps, 1, 1, 1))[:n], np.tile(labels, reps)[:n, None].astype("float32")
 
 
-def climb(step: str, images: int = 32_768, device: str = "gpu", **changes) -> Training:
-    return Training("climb:trainer", (step,), images, device=device, settings=changes)
-
-
-def torch(device: str, images: int, **settings) -> Training:
-    return Training("climb_torch:trainer", (), images, "torch", device, settings)
-
-
+climb = lambda step, images=32_768, device="gpu", **changes: Training(  # noqa: E731 - climb.py's
+    "climb:trainer", (step,), images, device=device, settings=changes)
+torch = lambda device, images, **settings: Training(  # noqa: E731 - climb_torch.py's trainer
+    "climb_torch:trainer", (), images, "torch", device, settings)
+anchor = lambda label, images, **settings: Variant(  # noqa: E731 - PyTorch on the GPU
+    label, group="anchor", measure=torch("gpu", images, **settings))
 # --8<-- [start:register]
 VARIANTS = {  # Keras's model.fit at the case's settings; gpu2: data parallel over two GPUs
     f"{device}-{precision}": Variant(label, device=device[:3], measure=Training(
@@ -67,15 +55,12 @@ VARIANTS.update({
                          measure=climb("xla", augment=False)),
     "plain-batch4096": Variant("step 11 without augmentation", group="augmentation",
                                measure=climb("batch4096", 65_536, augment=False)),
-    "torch-compile": Variant("PyTorch, torch.compile, bfloat16, batch 1,024, resident",
-                             group="anchor", measure=torch("gpu", 32_768, batch=1_024,
-                                                           compile=True, bf16=True)),
-    "torch-batch4096": Variant("PyTorch as step 11: batch 4,096, pooling as reshape and max",
-                               group="anchor", measure=torch("gpu", 65_536, batch=4_096,
-                                                             reshape_pool=True)),
-    "torch-graphs": Variant("+ CUDA graphs (torch.compile's reduce-overhead)", group="anchor",
-                            measure=torch("gpu", 65_536, batch=4_096, reshape_pool=True,
-                                          graphs=True)),
+    "torch-compile": anchor("PyTorch, torch.compile, bfloat16, batch 1,024, resident", 32_768,
+                            batch=1_024, compile=True, bf16=True),
+    "torch-batch4096": anchor("PyTorch as step 11: batch 4,096, pooling as reshape and max",
+                              65_536, batch=4_096, reshape_pool=True),
+    "torch-graphs": anchor("+ CUDA graphs (torch.compile's reduce-overhead)", 65_536,
+                           batch=4_096, reshape_pool=True, graphs=True),
     "cpu-keras-xla": Variant("CPU: Keras on XLA:CPU, uint8, batch 256", device="cpu", group="cpu",
                              measure=climb("spe", 256, device="cpu", batch=256)),
     "cpu-torch": Variant("CPU: PyTorch eager, every core, batch 256", device="cpu", group="cpu",
@@ -128,8 +113,8 @@ def check(variant: str, result, ref: dict) -> dict:
     ok = math.isfinite(loss)
     if isinstance(result, dict) and result["backend"] == "jax":  # the places JAX reports
         wanted = 2 if variant.split("-")[0].endswith("2") else 1
-        ok = ok and (variant.startswith("cpu") == ("cpu" in result["device"].lower())
-                     and result["devices"] == wanted and result["jit_compile"] == ref["jit_compile"])
+        ok = ok and result["devices"] == wanted and result["jit_compile"] == ref["jit_compile"]
+        ok = ok and variant.startswith("cpu") == ("cpu" in result["device"].lower())
     return {"metric": "training loss of the epoch checked (binary cross-entropy)",
             "value": round(loss, 5) if math.isfinite(loss) else str(loss), "ok": ok}
 
@@ -140,9 +125,7 @@ def counts(variant: str, p: dict, ref: dict) -> dict:  # a call is one image
     return {"work": {"images": 1}, "flops": train_flop_per_image(p["image_size"])}
 
 
-BENCHMARK = Benchmark(name="keras", variants=VARIANTS, cases=CASES, reference=reference,
-                      check=check, counts=counts,
-                      inputs=lambda p: images(p["images"], p["image_size"]))
-
+BENCHMARK = Benchmark("keras", VARIANTS, CASES, reference, check, counts,
+                      lambda p: images(p["images"], p["image_size"]))
 if __name__ == "__main__":
-    sys.exit(run.main(BENCHMARK))
+    raise SystemExit(run.main(BENCHMARK))

@@ -1,5 +1,5 @@
-"""Reduction's registry: the sums against the fastest read-only kernel of their round, softmax and
-RMSNorm against a copy. Run: python snippets/bench/run.py reduction (C rows: nvcc builds runner.cu)"""
+"""Reduction's registry: the sums against their round's fastest read-only kernel, softmax and
+RMSNorm against a copy. Run: python snippets/bench/run.py reduction (C rows: nvcc builds them)"""
 from bench import run  # first: its Ctrl-C handler covers the imports below
 
 from functools import partial
@@ -8,26 +8,32 @@ from pathlib import Path
 import numpy as np
 
 from bench.adapters import CTable, DeviceCopy, OnDevice, pinned, resolve
-from bench.registry import Benchmark, Case, UNCHECKED, Variant, lesson_check, per_case, same_elements, within
+from bench.registry import (Benchmark, Case, UNCHECKED, Variant, lesson_check, per_case,
+                            same_elements, within)
 from reduce_common import error_bound, exact_sum, make_input
 
 LARGE = 2**28
 ROWS, COLS = 2**15, 4096  # softmax and RMSNorm: 32768 rows of 4096 float32 (512 MiB)
 # --8<-- [start:register]
 reported = partial(Variant, runs=False)  # a row that a CUDA C table's program reports
+total = partial(OnDevice, "numba", "reduce_numba:total", out=(1,))  # a sum, into a 1-array
+lesson = Path(__file__).with_name  # a CUDA C lesson beside this file
 STEPS = (("atomic", "`atomic.add` per element", "`atomicAdd` per element"),  # Numba's, CUDA C's
-         ("shared", "shared-memory tree", "shared-memory tree"), ("shuffle", "warp shuffles", "warp shuffles"),
+         ("shared", "shared-memory tree", "shared-memory tree"),
+         ("shuffle", "warp shuffles", "warp shuffles"),
          ("vector", "16-byte loads, grid-stride", "`float4`, grid-stride"),
          ("one_pass", "one pass, last block finishes", "one pass, last block finishes"))
-SOFTMAX = {"numba_softmax": ("three_pass", "three passes"), "numba_softmax_held": ("held",  # version,
-           "row held in registers"), "numba_softmax_vector": ("vector", "held, 16-byte loads")}  # label
+SOFTMAX = {"numba_softmax": ("three_pass", "three passes"),  # key: (version, label)
+           "numba_softmax_held": ("held", "row held in registers"),
+           "numba_softmax_vector": ("vector", "held, 16-byte loads")}
 VARIANTS = {
-    **{f"numba_{k}": Variant(f"Numba, {label}", step=str(i), measure=OnDevice(  # the sum: a 1-array
-        "numba", "reduce_numba:total", (k,), out=(1,))) for i, (k, label, _) in enumerate(STEPS, 1)},
+    **{f"numba_{k}": Variant(f"Numba, {label}", step=str(i), measure=total((k,)))
+       for i, (k, label, _) in enumerate(STEPS, 1)},
     "numba_read_vector": Variant("Numba, read only (16-byte loads, grid-stride)", group="read",
-                                 measure=OnDevice("numba", "reduce_numba:total", ("read_vector",), out=(1,))),
-    "cuda_c": Variant("CUDA C (every kernel of reduce.cu)", measure=CTable(Path(__file__).with_name("reduce.cu"))),
-    **{f"cuda_c_{k}": reported(f"CUDA C, {label}", step=str(i)) for i, (k, _, label) in enumerate(STEPS, 1)},
+                                 measure=total(("read_vector",))),
+    "cuda_c": Variant("CUDA C (every kernel of reduce.cu)", measure=CTable(lesson("reduce.cu"))),
+    **{f"cuda_c_{k}": reported(f"CUDA C, {label}", step=str(i))
+       for i, (k, _, label) in enumerate(STEPS, 1)},
     "cuda_c_read_vector": reported("CUDA C, read only (`float4`, grid-stride)", group="read"),
     "cuda_c_read_float4": reported("CUDA C, read only (one `float4` per thread)", group="read"),
     "cupy_sum": Variant("CuPy `cp.sum`", group="library",
@@ -40,25 +46,28 @@ VARIANTS = {
                              measure=OnDevice("torch", lambda x: x.softmax(dim=1), out="return")),
     "numba_rmsnorm": Variant("Numba RMSNorm, held, 16-byte loads and stores", group="rmsnorm",
                              measure=OnDevice("numba", "rmsnorm_numba:rmsnorm", out="like")),
-    "torch_rmsnorm": Variant("PyTorch `rms_norm`", group="rmsnorm", measure=OnDevice("torch", lambda x, w: resolve(
-        "torch.nn.functional:rms_norm")(x, (COLS,), w, resolve("rmsnorm_numba:EPS")), out="return")),
+    "torch_rmsnorm": Variant("PyTorch `rms_norm`", group="rmsnorm", measure=OnDevice(
+        "torch", lambda x, w: resolve("torch.nn.functional:rms_norm")(
+            x, (COLS,), w, resolve("rmsnorm_numba:EPS")), out="return")),
     # rows.cu's program times its kernels for the case's operation (p["op"]), and its copy.
-    "cuda_c_rows": Variant("CUDA C (rows.cu)", group="rows",  # the row cases', not the sums'
-                           measure=CTable(Path(__file__).with_name("rows.cu"), kernels=lambda p: {
-        k: k for k in VARIANTS if k.startswith((f"cuda_c_{p['op']}_", "cuda_c_copy"))})),
+    "cuda_c_rows": Variant("CUDA C (rows.cu)", group="rows", measure=CTable(  # not the sums'
+        lesson("rows.cu"), kernels=lambda p: {k: k for k in VARIANTS if k.startswith(
+            (f"cuda_c_{p['op']}_", "cuda_c_copy"))})),
     **{f"cuda_c_{op}_{t}": reported(f"CUDA C {name}, {t} threads a row, `float4`", group=op)
        for op, name in (("softmax", "softmax"), ("rmsnorm", "RMSNorm")) for t in (128, 256, 512)},
     "cuda_c_copy": reported("CUDA C `cudaMemcpy` of the matrix", group="copy"),
-    "torch_copy": Variant("PyTorch `copy_` of the matrix", group="copy", measure=DeviceCopy("torch")),
+    "torch_copy": Variant("PyTorch `copy_` of the matrix", group="copy",
+                          measure=DeviceCopy("torch")),
 }
-SUMS = tuple(k for k, v in VARIANTS.items() if v.runs and v.group in ("", "read", "library"))
+running = lambda *groups: tuple(k for k, v in VARIANTS.items() if v.runs and v.group in groups)
+SUMS = running("", "read", "library")
 CASES = {
-    "smoke": Case({"n": 1027}, variants=tuple(k for k in SUMS if k.startswith("numba_")), default=False),
+    "smoke": Case({"n": 1027}, variants=SUMS[:6], default=False),  # the Numba rows
     "gpu-1": Case({"n": LARGE}, variants=SUMS),
     "gpu-2": Case({"n": LARGE}, note="round 2: the fastest versions only", variants=(
         "cuda_c", "numba_vector", "numba_one_pass", "numba_read_vector", "cupy_sum", "torch_sum")),
-    **{op: Case({"n": ROWS, "cols": COLS, "op": op}, variants=(*(k for k, v in VARIANTS.items() if v.runs
-                and v.group in (op, "copy")), "cuda_c_rows")) for op in ("softmax", "rmsnorm")},
+    **{op: Case({"n": ROWS, "cols": COLS, "op": op},
+                variants=(*running(op, "copy"), "cuda_c_rows")) for op in ("softmax", "rmsnorm")},
 }
 # --8<-- [end:register]
 
@@ -79,20 +88,17 @@ def reference(p: dict) -> dict:
 
 
 def check(variant: str, result, ref: dict) -> dict:
-    from reduce_numba import depth
-    import rmsnorm_numba
-    import softmax_numba
-
-    group, threads = VARIANTS[variant].group, 256 if variant.startswith("numba") else 1  # 1: any order
+    group, threads = VARIANTS[variant].group, 256 if variant.startswith("numba") else 1  # 1: any
     if group in ("read", "copy"):
         return UNCHECKED if group == "read" else same_elements(result, ref["x"])
-    if group in ("softmax", "rmsnorm"):
-        lesson = softmax_numba if group == "softmax" else rmsnorm_numba
-        return lesson_check("max_relative_error", lesson.check, np.asarray(result), ref["x"], *ref["w"], threads)
+    if group in ("softmax", "rmsnorm"):  # the lesson's own check, at the row's threads a block
+        return lesson_check("max_relative_error", resolve(f"{group}_numba:check"),
+                            np.asarray(result), ref["x"], *ref["w"], threads)
     # CuPy's and PyTorch's summation order is not documented: they are held to the bound of
     # the shared-memory step (a tree of 256 per block, then one atomic add per block).
-    h = depth("shared", ref["x"].size) if group == "library" else depth(variant[6:], ref["x"].size)
-    return within(np.asarray(result).reshape(-1)[0], ref["exact"], error_bound(h, ref["abs_sum"]))
+    step = "shared" if group == "library" else variant[6:]  # "numba_" and the step
+    bound = error_bound(resolve("reduce_numba:depth")(step, ref["x"].size), ref["abs_sum"])
+    return within(np.asarray(result).reshape(-1)[0], ref["exact"], bound)
 
 
 def counts(variant: str, p: dict, ref) -> dict:  # bytes: read each float once (and write it once)
@@ -102,8 +108,7 @@ def counts(variant: str, p: dict, ref) -> dict:  # bytes: read each float once (
     return {"bytes": 8 * p["n"] * p["cols"] + weights, "flops": 0}
 
 
-BENCHMARK = Benchmark(
-    name="reduction", variants=VARIANTS, cases=CASES, reference=reference, check=check,
-    counts=counts, inputs=host_input, compiled=("numba_one_pass",), probe_params={"n": 1024})
+BENCHMARK = Benchmark("reduction", VARIANTS, CASES, reference, check, counts, host_input,
+                      compiled=("numba_one_pass",), probe_params={"n": 1024})
 if __name__ == "__main__":
     raise SystemExit(run.main(BENCHMARK))
