@@ -1,20 +1,15 @@
 """Matrix multiplication's registry: each kernel held to cuBLAS in its precision, same process
 (sgemm.cu's table by bench/runner.cu; Numba after cuBLAS FP32, Triton after BF16, via PyTorch).
-gpu/matmul.sh tunes (MATMUL_TUNE=1: sgemm.cu's tuning instances), then confirms launchers.py's
-picks. Run: python snippets/bench/run.py matmul --output matmul.json"""
+MATMUL_TUNE=1: every tuning instance (gpu/matmul.sh). Run: python snippets/bench/run.py matmul"""
 from bench import run  # first: its Ctrl-C handler covers the imports below
-
 import importlib.util
-import math
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from bench.adapters import CTable, Lesson, OnDevice
 from bench.registry import Benchmark, Case, Variant
-
 import sgemm_numba as sg  # the teaching file beside this one (this script's own folder)
 from launchers import (TEMPLATES, bf16_put, mm, numba_tiles, numba_warptile, pick, to_host,  # noqa
                        triton_config, triton_tma, triton_tma_graph, tuned_instances)
@@ -29,31 +24,26 @@ CUBLAS, PADDED = ("cublas_fp32", "cublas_tf32", "cublas_bf16"), "cublas_bf16_pad
 BIG, BIG_KERNELS = 8192, ("cublas_fp32", "cublas_bf16", "warptile", "tensor_core", "wgmma")
 TUNE = os.environ.get("MATMUL_TUNE") == "1"  # a tuning run: every instance of the table
 
-
 def kernels(p: dict) -> dict[str, str]:  # the table rows run at a size: {row: name reported}
     names = [*CUBLAS, *STEPS] if p["m"] < BIG else list(BIG_KERNELS)
     names = ["cublas_bf16"] if p.get("cublas_only") else names
     if p["k"] % 8:  # the BF16 kernels compute over K rounded up to 8 (zeros): cuBLAS at that K
         names.insert(names.index("cublas_bf16") + 1, PADDED)
+    if TUNE and not p.get("cublas_only"):  # every instance, each under its own name
+        names.append("tune")
     picked = {} if TUNE else tuned_instances(p)  # {} without a tuning run's file
-    if TUNE and not p.get("cublas_only"):
-        return {n: n for n in [*names, "tune"]}
     return {picked.get(k, k): k for k in names}
-
 
 SGEMM = CTable(Path(__file__).with_name("sgemm.cu"), repeats=10, kernels=kernels,  # sm_90a:
                flags=("-arch=sm_90a", "-DWITH_CUBLAS", "-lcublas"), skip_failed=TUNE)  # H100/H200
-TUNING = SGEMM.names("tune") if TUNE else []  # the tuning instances, from the built runner
 HAVE_TORCH_GPU = (all(importlib.util.find_spec(m) for m in ("torch", "triton"))
                   and not sg.SIMULATOR and os.environ.get("TRITON_INTERPRET") != "1")
-
-
 VARIANTS = {
     "cuda_c": Variant("CUDA C (every kernel of sgemm.cu, and cuBLAS)", measure=SGEMM),
     **{f"cuda_c/{k}": Variant(f"CUDA C, {v}", step=v.split()[0], runs=False)
        for k, v in STEPS.items()},
     **{f"cuda_c/{k}": Variant(f"CUDA C tuning instance {k}", group="tuning", runs=False)
-       for k in TUNING},
+       for k in (SGEMM.names("tune") if TUNE else ())},  # the instances, from the built runner
     **{k: Variant(f"cuBLAS {k[7:].upper()}", group="ceiling", runs=False) for k in CUBLAS},
     PADDED: Variant("cuBLAS BF16, K rounded up to 8 (zeros)", group="ceiling", runs=False),
     "torch/cublas_fp32": Variant("cuBLAS FP32, through PyTorch", group="ceiling",
@@ -87,27 +77,23 @@ CASES["odd-aligned-c"] = Case({"m": 3001, "n": 4100, "k": 2053, "cublas_only": 1
 CASES["smoke"] = Case({"m": 40, "n": 36, "k": 20}, default=False, note=NOTE)  # the simulator
 # --8<-- [end:register]
 
-
-def inputs(p: dict) -> tuple[np.ndarray, ...]:  # A, B and C (written)
-    rng = np.random.default_rng(p["m"] * 1_000_003 + p["n"] * 1009 + p["k"])
-    a, b = (rng.uniform(-1, 1, s).astype(np.float32) for s in [(p["m"], p["k"]), (p["k"], p["n"])])
-    return a, b, np.zeros((p["m"], p["n"]), np.float32)
-
+def inputs(p: dict) -> tuple[np.ndarray, ...]:  # A and B (the lesson's), C (written)
+    m, n, k = p["m"], p["n"], p["k"]
+    a, b = sg.make_inputs(m, n, k, seed=m * 1_000_003 + n * 1009 + k)
+    return a, b, np.zeros((m, n), np.float32)
 
 def reference(p: dict) -> dict:  # the float64 product of the same inputs, on the CPU
     a, b, _ = inputs(p)
     return {"c": a.astype(np.float64) @ b.astype(np.float64), "k": p["k"]}
 
-
 def check(variant: str, c, ref: dict) -> dict:  # sgemm.cu's bounds; files hold finite errors
-    bound = 4 * 2.0**-8 if variant in BF16 else 8 * math.sqrt(ref["k"]) * 2.0**-24
+    bound = 4 * 2.0**-8 if variant in BF16 else sg.tolerance(ref["k"])
     err = min(sg.relative_error(c, ref["c"]) if np.shape(c) == ref["c"].shape else 1e300, 1e300)
     return {"metric": "relative_frobenius", "value": err, "ok": err <= bound}
 
-
 def counts(variant: str, p: dict, ref) -> dict:
-    m, n, k, item = p["m"], p["n"], p["k"], 2 if variant in BF16 else 4
-    extra = {"precision": "bf16" if variant in BF16 else "fp32"}
+    m, n, k, bf16 = p["m"], p["n"], p["k"], variant in BF16
+    extra = {"precision": "bf16" if bf16 else "fp32"}
     if variant.startswith("triton_tma"):  # its config at this size: the tuning run's, or default
         extra["config"] = triton_config(m, n, k)
     if variant.startswith("numba/") and not sg.SIMULATOR:  # compiled by the check run
@@ -115,13 +101,11 @@ def counts(variant: str, p: dict, ref) -> dict:
         extra["registers"] = regs if isinstance(regs, int) else max(regs.values())
     if variant == "numba/warptile":  # the tiles its last call compiled (launchers.numba_warptile)
         extra["tiles"] = numba_tiles()
-    return {"flops": 2 * m * n * k, "bytes": item * (m * k + k * n) + 4 * m * n, "extra": extra}
+    return {"flops": 2 * m * n * k, "bytes": (2 if bf16 else 4) * (m * k + k * n) + 4 * m * n,
+            "extra": extra}
 
-
-BENCHMARK = Benchmark(
-    name="matmul", variants=VARIANTS, cases=CASES, reference=reference, check=check,
-    counts=counts, inputs=inputs, probe_params={"m": 64, "n": 64, "k": 64},
-    compiled=("numba/warptile", *(("triton", "triton_tma") if HAVE_TORCH_GPU else ())))
-
+BENCHMARK = Benchmark("matmul", VARIANTS, CASES, reference, check, counts, inputs,
+                      probe_params={"m": 64, "n": 64, "k": 64}, compiled=(
+                          "numba/warptile", *(("triton", "triton_tma") if HAVE_TORCH_GPU else ())))
 if __name__ == "__main__":
-    sys.exit(run.main(BENCHMARK))
+    raise SystemExit(run.main(BENCHMARK))
