@@ -49,7 +49,7 @@ VARIANTS = {
     "torch/cublas_fp32": Variant("cuBLAS FP32, through PyTorch", group="ceiling",
                                  measure=OnDevice("torch", mm, (True,))),
     **{f"numba/{k}": Variant(f"Numba, {STEPS[k]}", step=STEPS[k].split()[0], measure=OnDevice(
-        "numba", *((numba_warptile, ()) if k == "warptile" else (sg.matmul, (k,)))))
+        "numba", numba_warptile) if k == "warptile" else OnDevice("numba", sg.matmul, (k,)))
        for k in sg.KERNELS},  # the warp tile in the tuning run's tiles for each size
     "torch/cublas_bf16": Variant("cuBLAS BF16, through PyTorch", group="ceiling", measure=Lesson(
         None, bf16_put("bfloat16"), lambda x, y, c: mm(False, x, y, c), get=to_host)),
