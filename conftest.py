@@ -41,11 +41,6 @@ def gpu_present() -> bool:
 HAS_GPU = gpu_present()
 if not HAS_GPU:
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
-    # No device code runs here, so nvcc's device optimiser (cicc) is off for every build of the
-    # suite and of the pages' blocks: it is four fifths of a build (sgemm.cu at -O3 for sm_90a:
-    # 27 s, 7 s without). The source is still parsed, compiled and assembled by ptxas for the
-    # page's target, so an error in it still fails the build. (nvcc rejects a second `-Xcicc -O`.)
-    os.environ.setdefault("NVCC_APPEND_FLAGS", "-Xcicc -O0")
 # One XLA compilation cache for the run, made by the first process to import this file and
 # inherited by pytest-xdist's workers and every process they start: the Keras trainings, the
 # climb and the pages' JAX blocks compile the same steps in a dozen fresh processes, and with the
@@ -102,6 +97,25 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable
+
+
+# A page block that builds CUDA C builds it here with nvcc's device optimiser (cicc) off: without
+# a GPU no device code runs, and cicc is four fifths of such a build (matmul.md's sgemm.cu at -O3
+# for sm_90a: 27 s, 7 s without). The source is still compiled and assembled by ptxas for the
+# page's target, so an error in it still fails the block. The tests' own builds keep the
+# optimiser (test_saxpy reads the vector loads it makes in the PTX).
+UNOPTIMISED_DEVICE_CODE = "-Xcicc -O0"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    if HAS_GPU or item.path.suffix != ".md" or "NVCC_APPEND_FLAGS" in os.environ:
+        return (yield)
+    os.environ["NVCC_APPEND_FLAGS"] = UNOPTIMISED_DEVICE_CODE
+    try:
+        return (yield)
+    finally:
+        del os.environ["NVCC_APPEND_FLAGS"]
 
 
 STDERR_TAIL = 25  # lines of a failing block's stderr shown in the report
