@@ -65,27 +65,29 @@ os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.
 # late). The list only orders work; a file missing from it runs after those in it.
 # (`--dist loadgroup` cannot split a file further here: pytest-xdist 3.8 renames node ids
 # through `item._nodeid`, which pytest 9.2 no longer reads.)
-LONGEST_FIRST = [  # seconds on an idle core, 2026-12-02, with bytecode compiled (see Makefile)
-    "tests/test_keras_train.py",  # 200: two trainings a backend, a Ctrl-C run
-    "tests/site/test_site_browser.py",  # ~170: every page visited in Chromium (and printed)
-    "tests/test_matmul.py",  # ~45 (2026-12-06): sgemm.cu built unoptimised, the smoke run
-    "docs/kernels/matmul.md",  # 50: sgemm.cu built for sm_90a
-    "tests/test_frameworks.py",  # 36-50: TensorFlow and JAX training
-    "tests/tools/test_bench_runner.py",  # 28
-    "tests/test_keras_climb.py",  # not measured yet (merged after these figures)
-    "tests/test_reduction.py",  # not measured yet
-    "docs/training/cats-vs-dogs.md",  # 25
-    "tests/test_saxpy.py",  # 23
-    "docs/training/climb.md",  # ~20 (2026-12-06, loaded): its block runs every step under JAX
-    "tests/test_snippets_standalone.py",  # ~20 (2026-12-06, loaded): shown files run copied alone
-    "tests/test_opencl.py",  # 17: the kernels under qemu
-    "tests/tools/test_doctor.py",  # 16
-    "tests/test_mandelbrot.py",  # 13-19
-    "tests/site/test_site_chooser.py",
+LONGEST_FIRST = [  # seconds per file in `make test` on a fresh clone, 2026-12-06 (load 3-5)
+    "tests/site/test_site_browser.py",  # 216: the site built, every page visited in Chromium
+    "tests/test_keras_train.py",  # 101: two trainings a backend, a Ctrl-C run
+    "tests/tools/test_bench_runner.py",  # 60
+    "tests/test_matmul.py",  # 42: sgemm.cu built unoptimised, the smoke run
+    "tests/test_frameworks.py",  # 37: TensorFlow and JAX training
+    "tests/test_keras_climb.py",  # 29
+    "tests/test_snippets_standalone.py",  # 26: shown files run copied alone
+    "tests/test_mandelbrot.py",  # 25
+    "tests/tools/test_doctor.py",  # 23
+    "tests/test_reduction.py",  # 21
+    "docs/training/cats-vs-dogs.md",  # 16
+    "tests/test_saxpy.py",  # 15
+    "docs/kernels/matmul.md",  # 15: sgemm.cu built for sm_90a (device optimiser off, see below)
+    "tests/tools/test_fault_campaign.py",  # 14
+    "tests/test_opencl.py",  # 14: the kernels under qemu
+    "docs/setup/check-your-gpu.md",  # 14
+    "tests/test_timeline.py",  # 14
+    "tests/site/test_site_links.py",  # 14
+    "docs/training/climb.md",  # 11: its block runs every step under JAX
     "tests/tools/test_keras_inputs.py",  # 10
-    "docs/accelerators/frameworks.md",  # 12
-    "docs/setup/check-your-gpu.md",  # 11
-    "docs/accelerators/compilers.md",  # 7
+    "docs/accelerators/compilers.md",  # 10
+    "docs/kernels/mandelbrot.md",  # 10
 ]
 
 
