@@ -10,10 +10,12 @@ pytest prints just that number and pytest-xdist stops with an INTERNALERROR.)
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -39,6 +41,17 @@ def gpu_present() -> bool:
 HAS_GPU = gpu_present()
 if not HAS_GPU:
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+# One XLA compilation cache for the run, made by the first process to import this file and
+# inherited by pytest-xdist's workers and every process they start: the Keras trainings, the
+# climb and the pages' JAX blocks compile the same steps in a dozen fresh processes, and with the
+# cache each is compiled once (a 3-epoch train.py under JAX: 10 s of CPU, 6 s with it warm). The
+# cache's key is the computation, the compiler's options and JAX's version, so a changed model or
+# step is compiled anew.
+if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    os.environ.update(JAX_COMPILATION_CACHE_DIR=tempfile.mkdtemp(prefix="pytest-xla-cache-"),
+                      JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",  # the small ones add up
+                      JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="-1")
+    atexit.register(shutil.rmtree, os.environ["JAX_COMPILATION_CACHE_DIR"], True)
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up noise out of outputs
 # Page commands say `python ...`: make that the interpreter running the tests.
 os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
@@ -52,27 +65,29 @@ os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.
 # late). The list only orders work; a file missing from it runs after those in it.
 # (`--dist loadgroup` cannot split a file further here: pytest-xdist 3.8 renames node ids
 # through `item._nodeid`, which pytest 9.2 no longer reads.)
-LONGEST_FIRST = [  # seconds on an idle core, 2026-12-02, with bytecode compiled (see Makefile)
-    "tests/test_keras_train.py",  # 200: two trainings a backend, a Ctrl-C run
-    "tests/site/test_site_browser.py",  # ~170: every page visited in Chromium (and printed)
-    "tests/test_matmul.py",  # ~45 (2026-12-06): sgemm.cu built unoptimised, the smoke run
-    "docs/kernels/matmul.md",  # 50: sgemm.cu built for sm_90a
-    "tests/test_frameworks.py",  # 36-50: TensorFlow and JAX training
-    "tests/tools/test_bench_runner.py",  # 28
-    "tests/test_keras_climb.py",  # not measured yet (merged after these figures)
-    "tests/test_reduction.py",  # not measured yet
-    "docs/training/cats-vs-dogs.md",  # 25
-    "tests/test_saxpy.py",  # 23
-    "docs/training/climb.md",  # ~20 (2026-12-06, loaded): its block runs every step under JAX
-    "tests/test_snippets_standalone.py",  # ~20 (2026-12-06, loaded): shown files run copied alone
-    "tests/test_opencl.py",  # 17: the kernels under qemu
-    "tests/tools/test_doctor.py",  # 16
-    "tests/test_mandelbrot.py",  # 13-19
-    "tests/site/test_site_chooser.py",
+LONGEST_FIRST = [  # seconds per file in `make test` on a fresh clone, 2026-12-06 (load 3-5)
+    "tests/site/test_site_browser.py",  # 216: the site built, every page visited in Chromium
+    "tests/test_keras_train.py",  # 101: two trainings a backend, a Ctrl-C run
+    "tests/tools/test_bench_runner.py",  # 60
+    "tests/test_matmul.py",  # 42: sgemm.cu built unoptimised, the smoke run
+    "tests/test_frameworks.py",  # 37: TensorFlow and JAX training
+    "tests/test_keras_climb.py",  # 29
+    "tests/test_snippets_standalone.py",  # 26: shown files run copied alone
+    "tests/test_mandelbrot.py",  # 25
+    "tests/tools/test_doctor.py",  # 23
+    "tests/test_reduction.py",  # 21
+    "docs/training/cats-vs-dogs.md",  # 16
+    "tests/test_saxpy.py",  # 15
+    "docs/kernels/matmul.md",  # 15: sgemm.cu built for sm_90a (device optimiser off, see below)
+    "tests/tools/test_fault_campaign.py",  # 14
+    "tests/test_opencl.py",  # 14: the kernels under qemu
+    "docs/setup/check-your-gpu.md",  # 14
+    "tests/test_timeline.py",  # 14
+    "tests/site/test_site_links.py",  # 14
+    "docs/training/climb.md",  # 11: its block runs every step under JAX
     "tests/tools/test_keras_inputs.py",  # 10
-    "docs/accelerators/frameworks.md",  # 12
-    "docs/setup/check-your-gpu.md",  # 11
-    "docs/accelerators/compilers.md",  # 7
+    "docs/accelerators/compilers.md",  # 10
+    "docs/kernels/mandelbrot.md",  # 10
 ]
 
 
@@ -84,6 +99,25 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
     rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable
+
+
+# A page block that builds CUDA C builds it here with nvcc's device optimiser (cicc) off: without
+# a GPU no device code runs, and cicc is four fifths of such a build (matmul.md's sgemm.cu at -O3
+# for sm_90a: 27 s, 7 s without). The source is still compiled and assembled by ptxas for the
+# page's target, so an error in it still fails the block. The tests' own builds keep the
+# optimiser (test_saxpy reads the vector loads it makes in the PTX).
+UNOPTIMISED_DEVICE_CODE = "-Xcicc -O0"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    if HAS_GPU or item.path.suffix != ".md" or "NVCC_APPEND_FLAGS" in os.environ:
+        return (yield)
+    os.environ["NVCC_APPEND_FLAGS"] = UNOPTIMISED_DEVICE_CODE
+    try:
+        return (yield)
+    finally:
+        del os.environ["NVCC_APPEND_FLAGS"]
 
 
 STDERR_TAIL = 25  # lines of a failing block's stderr shown in the report
