@@ -93,7 +93,7 @@ def test_measured_kv_cache_matches_the_page_within_1_percent(measured):
 def synthetic(copy_s: float, steps: dict[tuple[int, str], float], weights=16e9, kv=1e8) -> dict:
     """A valid results file (another topic's, as a template) holding a 1 GiB copy and step rows
     of the given times, `weights` + batch x `kv` bytes each."""
-    doc = json.loads((ROOT / "docs/data/fp8-h200.json").read_text())
+    doc = json.loads((ROOT / "docs/data/fp8-h100.json").read_text())
     base = doc["measurements"][0]
     row = lambda case, variant, s, nbytes, params, **kw: {  # noqa: E731
         **base, "case": case, "variant": variant, "device": "gpu", "phase": "kernel",

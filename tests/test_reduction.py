@@ -287,7 +287,7 @@ def test_renderers_show_every_step_and_every_fp8_row():
 
     lines = map(str.strip, (docs / "accelerators/hardware.md").read_text().splitlines())  # a folded block indents its lines
     line = next(l for l in lines
-                if l.startswith("<!-- render table path=data/fp8-h200.json"))
+                if l.startswith("<!-- render table path=data/fp8-h100.json"))
     fp8_rows = [l for l in render_markdown(line, docs, "hardware.md").splitlines() if l.startswith("| ")]
     assert len(fp8_rows) == 1 + 9 and all(" – " not in l for l in fp8_rows)
     share = renderers.get_value("cell")(docs, "data/reduction-h100.json", "{gbs:/{top[gbs]}:pct}",

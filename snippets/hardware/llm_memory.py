@@ -35,7 +35,7 @@ MODELS = {
 }
 BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 MIB, GIB = 2**20, 2**30
-# memory.total of the project's H200 as nvidia-smi reports it (docs/data/machine-h200.json)
+# memory.total of the project's H200 as nvidia-smi reports it (docs/data/doctor-h200.json)
 H200_MIB = 143771
 # --8<-- [end:shapes]
 
