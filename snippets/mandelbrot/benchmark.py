@@ -1,5 +1,5 @@
-"""Mandelbrot's registry: every variant of mandelbrot.py; gpu/mandelbrot.sh tunes the chunked
-kernels (MANDELBROT_TUNE=1, then MANDELBROT_PICKED). Run: python snippets/bench/run.py mandelbrot"""
+"""Mandelbrot's registry, every variant of mandelbrot.py: python snippets/bench/run.py mandelbrot.
+gpu/mandelbrot.sh: MANDELBROT_TUNE=1 (the sweep), then MANDELBROT_PICKED=<kernel>=k8_8x16,..."""
 from bench import run  # first: its Ctrl-C handler covers the imports below
 import os
 import numpy as np
