@@ -114,6 +114,7 @@ def test_keras_on_tensorflow(task, tfmod, capsys):
 
 
 def test_keras_on_jax_in_its_own_process():
+    """The command docs/accelerators/frameworks.md shows (its block is skipped: this runs it)."""
     proc = run(KERAS, "--backend", "jax", "--epochs", "3")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "on jax" in proc.stdout and proc.stdout.strip().endswith("threshold")

@@ -304,8 +304,9 @@ def axe_source() -> str:
 
 
 # The dark pass needs only the rules that depend on colour (color-contrast is most of axe's time),
-# and not on the code listings: their every token is a node for axe, and their colours are the
-# theme's code variables, which `code_colours` reads once per scheme.
+# and both passes run those without the code listings: their every token is a node for axe, and
+# their colours are the theme's code variables (no listing sets its own: LISTING_COLOURS), which
+# `code_colours` reads once per scheme.
 COLOUR_RULES = ["color-contrast", "link-in-text-block"]
 LISTINGS = ["pre"]
 
@@ -313,9 +314,10 @@ LISTINGS = ["pre"]
 # axe runs and put back after (the same nodes): axe walks every node of the document whatever
 # `exclude` says, and a page's listings are nine in ten of its nodes (2.5 s of a 3 s audit).
 AXE_RUN = """
-async ([rules, exclude]) => {
+async ([rules, exclude, skip]) => {
   const options = { resultTypes: ["violations"] };
   if (rules) options.runOnly = { type: "rule", values: rules };
+  if (skip.length) options.rules = Object.fromEntries(skip.map(id => [id, { enabled: false }]));
   const held = exclude.flatMap(s => [...document.querySelectorAll(s)]).map(el => [el, [...el.childNodes]]);
   held.forEach(([el]) => el.replaceChildren());
   let result;
@@ -335,11 +337,34 @@ async ([rules, exclude]) => {
 
 
 def run_axe(page, axe_js: str, rules: list[str] | None = None,
-            exclude: list[str] = ()) -> list[dict]:
-    """axe's violations on the page (`rules`; None: all), leaving out what `exclude` selects."""
+            exclude: list[str] = (), skip: list[str] = ()) -> list[dict]:
+    """axe's violations on the page (`rules`; None: all but those in `skip`), leaving out what
+    `exclude` selects."""
     if not page.evaluate("typeof window.axe !== 'undefined'"):
         page.add_script_tag(content=axe_js)
-    return page.evaluate(AXE_RUN, [rules, list(exclude)])
+    return page.evaluate(AXE_RUN, [rules, list(exclude), list(skip)])
+
+
+def full_audit(page, axe_js: str) -> list[dict]:
+    """Every axe rule on the page, the colour rules (COLOUR_RULES) without the listings: on the
+    listings' token nodes they were a third of the audit (the 30 pages: 23 s, 17 s without, on
+    2026-12-06), and the listings' colours are the theme's code variables (no listing sets its
+    own: LISTING_COLOURS; their contrast: `code_colours`). The other rules see the listings."""
+    return (run_axe(page, axe_js, None, (), COLOUR_RULES)
+            + run_axe(page, axe_js, COLOUR_RULES, LISTINGS))
+
+
+# A listing's elements that set a colour of their own in a style attribute (a colour property, or
+# a custom property such as the theme's variables) or an old `color` attribute: [each's tag and
+# style]. The colour audits leave the listings out because their colours are the theme's code
+# variables; a colour written into a listing would escape both.
+LISTING_COLOURS = r"""
+() => [...document.querySelectorAll("pre, pre *")]
+  .filter(el => el.hasAttribute("color")
+                || /(^|;|\s)(--|color|background|fill|stroke|opacity|filter)/i.test(el.getAttribute("style") || ""))
+  .map(el => `<${el.tagName.toLowerCase()} style="${el.getAttribute("style") || ""}"`
+             + (el.hasAttribute("color") ? ` color="${el.getAttribute("color")}"` : "") + ">")
+"""
 
 
 # Each code colour variable of the theme (--md-code-fg-color, --md-code-hl-<token>-color, from
@@ -676,6 +701,7 @@ class Visit:
     copied: tuple[str, str] | None = None  # (code block text, clipboard text)
     notebook: dict | None = None
     axe: list[dict] = field(default_factory=list)
+    listing_colours: list[str] = field(default_factory=list)  # LISTING_COLOURS
     readability: dict = field(default_factory=dict)
     tables: dict = field(default_factory=dict)  # TABLE_FIT
     height: int = 0  # the page's full height in CSS px, collapsed blocks closed
@@ -825,16 +851,17 @@ PRINT_LAYOUT = r"""
 """
 
 
-def print_page(page) -> dict:
+def print_page(page, pdf: bool = True) -> dict:
     """The loaded page printed: its PRINT_LAYOUT at the printable width under print media, and
-    the size of its A4 PDF; the page is left under screen media."""
+    (`pdf`) the size of its A4 PDF; the page is left under screen media."""
     page.set_viewport_size(PRINT_VIEWPORT)
     page.emulate_media(media="print")
     try:
         page.evaluate(RELAID)
         layout = page.evaluate(PRINT_LAYOUT)
-        layout["pdf_bytes"] = len(page.pdf(format="A4", margin={
-            side: f"{MARGIN_MM}mm" for side in ("top", "right", "bottom", "left")}))
+        if pdf:
+            layout["pdf_bytes"] = len(page.pdf(format="A4", margin={
+                side: f"{MARGIN_MM}mm" for side in ("top", "right", "bottom", "left")}))
     finally:
         page.emulate_media(media="screen")
     return layout
@@ -843,11 +870,12 @@ def print_page(page) -> dict:
 def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                axe_js: str | None, full: bool, rules: list[str] | None = COLOUR_RULES,
                mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS, narrow: dict | None = None,
-               printed: bool = False):
+               printed: bool = False, pdf: bool = True):
     """Load one page and record what the tests check. `full`: every check (the copy button
     clicked, images, code, notebook); otherwise the scheme, errors, requests, diagrams,
     readability, sideways scroll, notebook images' colours and axe's `rules` (None: all).
-    With `printed`, the page, settled, is then printed (`print_page`, into visit.printed). With
+    With `printed`, the page, settled, is then printed (`print_page`, into visit.printed; to a
+    PDF too with `pdf`). With
     `narrow` (a viewport), the page is then narrowed to it and measured again (`measure`): the
     answer is (the visit, the narrow visit), else the visit."""
     visit = Visit(path, scheme, width=page.viewport_size["width"])
@@ -861,7 +889,9 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
         if axe_js:
             # Audit before anything is clicked: the copy button's "Copied to clipboard" toast
             # fades out over a few hundred ms, and axe would catch it half-transparent.
-            visit.axe = run_axe(page, axe_js, None if full else rules, () if full else LISTINGS)
+            visit.axe = (full_audit(page, axe_js) if full
+                         else run_axe(page, axe_js, rules, LISTINGS))
+            visit.listing_colours = page.evaluate(LISTING_COLOURS)
         if full:
             visit.images = page.evaluate(IMAGES)
             visit.code = page.evaluate(CODE_BLOCKS)
@@ -885,7 +915,7 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                               ".forEach(d => { d.open = false; d.removeAttribute('data-opened-by-test'); })")
         recorder.settle(page)  # the requests it started (search index, ...) belong to this visit
         if printed:
-            visit.printed = print_page(page)
+            visit.printed = print_page(page, pdf)
         if narrow is None:
             return visit
         small = Visit(path, scheme, color_scheme=visit.color_scheme, width=narrow["width"],
@@ -902,10 +932,14 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
 
 WIDE_VIEWPORT = {"width": 1280, "height": 900}
 FIGURES = ('class="mermaid"', 'class="data-chart"', 'class="jupyter-wrapper"')
-# Per scheme: every check? axe's rules (None: all), and the pages measured again at 390 px
+# Per scheme: every check? axe's rules (None: all, see full_audit), and the pages measured again at 390 px
 # ("figures": only those with a chart, a diagram or a notebook; the rest a phone in the dark
 # shows as the phone in the light and the wide screen in the dark do).
 PASSES = {"light": (True, None, "all"), "dark": (False, COLOUR_RULES, "figures")}
+# The PDF (`print_page`) shows that the page prints at all; its layout under print media, which
+# the print tests read, is measured on every page of both schemes. Light prints every PDF; dark,
+# the pages holding both a diagram and a chart (the scheme changes colours, not what prints).
+PDF_FIGURES = {"light": (), "dark": PRINT_FIGURES}
 
 
 @dataclass
@@ -955,9 +989,11 @@ def site_visits(browser, site_server, axe_source) -> SiteVisits:
         wide, small = passes.setdefault(("1280", scheme), {}), passes.setdefault(("390", scheme), {})
         for path in paths:
             both = narrowed == "all" or path in with_figures
+            text = page_file(site_server.root, path).read_text()
             found = visit_page(page, recorder, site_server, path, scheme, axe_source, full=full,
                                rules=rules, narrow=NARROW_VIEWPORT if both else None,
-                               printed=path in to_print)
+                               printed=path in to_print,
+                               pdf=all(f in text for f in PDF_FIGURES[scheme]))
             wide[path], small[path] = found if both else (found, None)
         passes["390", scheme] = {p: v for p, v in small.items() if v is not None}
         context.close()

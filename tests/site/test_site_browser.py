@@ -13,9 +13,9 @@ import pytest
 
 from sitecheck import (  # noqa: F401 - fixtures are used by name
     COLOUR_RULES, DIAGRAM_FIT, LISTINGS, code_colours, DRAWN, MERMAID_TIMEOUT_MS, MIN_READABLE_PX, NARROW_VIEWPORT,
-    PRINT_FIGURES, PRINT_LAYOUT, PRINT_VIEWPORT, PRINT_WIDTH_PX,
+    LISTING_COLOURS, PRINT_FIGURES, PRINT_LAYOUT, PRINT_VIEWPORT, PRINT_WIDTH_PX,
     READABILITY, SIDEWAYS, WIDE_VIEWPORT, Recorder, axe_source, browser, chromium_path,
-    content_pages, label, mean_rgb, new_context, normalised_lines, page_file, page_paths, run_axe,
+    content_pages, full_audit, label, mean_rgb, new_context, normalised_lines, page_file, page_paths, run_axe,
     same_colours, search, serve, site_server, site_visits, TABLE_FIT, TALL_ROW_PX, visit_page,
 )
 
@@ -215,6 +215,13 @@ def test_accessibility_light_scheme(site_visits):
 
 def test_accessibility_dark_scheme(site_visits):
     assert not blocking(site_visits.dark), "axe-core: serious or critical violations"
+
+
+def test_listings_take_their_colours_from_the_theme(site_visits):
+    """Both colour audits leave the listings out (sitecheck.full_audit): what makes that safe is
+    that no listing colours itself, so its colours are the code variables checked below."""
+    for visits in (site_visits.light, site_visits.dark):
+        assert not failures(visits, "listing_colours"), "listings with colours of their own"
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -494,18 +501,25 @@ def test_the_readability_checks_catch_a_bad_page(browser, tmp_path):
 def test_the_contrast_audit_fails_when_a_real_element_loses_contrast(browser, site_server,
                                                                       axe_source):
     """The audit runs before any click (so a fading toast cannot trip it) and still sees a real
-    paragraph of a real page turned light grey on white."""
+    paragraph of a real page turned light grey on white; and a listing's token coloured in place
+    is seen by LISTING_COLOURS (test_listings_take_their_colours_from_the_theme)."""
+    path = next(p for p in content_pages(site_server.root)
+                if "<pre" in page_file(site_server.root, p).read_text())
     context = new_context(browser, site_server, "light")
     try:
         page = context.new_page()
-        page.goto(site_server.url(content_pages(site_server.root)[0]), wait_until="load")
+        page.goto(site_server.url(path), wait_until="load")
         assert not [a for a in run_axe(page, axe_source, COLOUR_RULES)
                     if a["id"] == "color-contrast"]
         page.evaluate("document.querySelector('.md-content p').style.color = '#c8c8c8'")
         assert "color-contrast" in {a["id"] for a in run_axe(page, axe_source, COLOUR_RULES)}
-        # and as the dark pass audits, the listings taken out while axe runs
+        # and as the dark pass audits, the listings taken out while axe runs, and the light one
         assert "color-contrast" in {a["id"] for a in run_axe(page, axe_source, COLOUR_RULES,
                                                              LISTINGS)}
+        assert "color-contrast" in {a["id"] for a in full_audit(page, axe_source)}
+        assert not page.evaluate(LISTING_COLOURS)
+        page.evaluate("document.querySelector('.md-typeset pre span').style.color = '#c8c8c8'")
+        assert page.evaluate(LISTING_COLOURS) == ['<span style="color: rgb(200, 200, 200);">']
     finally:
         context.close()
 
@@ -676,8 +690,12 @@ def test_the_print_check_has_pages_to_print(site_visits, site_server):
     assert set(printed) == {(scheme, p) for scheme in ("light", "dark") for p in pages}
     assert any(layout["charts"] for layout in printed.values()), "no chart: the check checks nothing"
     assert any(layout["diagrams"] for layout in printed.values()), "no diagram to check"
-    assert all(layout["page"] == PRINT_WIDTH_PX and layout["pdf_bytes"] > 10_000
-               for layout in printed.values())
+    assert all(layout["page"] == PRINT_WIDTH_PX for layout in printed.values())
+    # The PDFs (PDF_FIGURES): every light page, and a dark sample, each a real document.
+    pdfs = {key for key, layout in printed.items() if "pdf_bytes" in layout}
+    assert {(s, p) for s, p in printed if s == "light"} <= pdfs
+    assert any(s == "dark" for s, _ in pdfs), "no dark page printed to PDF"
+    assert all(printed[key]["pdf_bytes"] > 10_000 for key in pdfs)
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
