@@ -12,7 +12,7 @@ import os
 import subprocess
 import sys
 
-from conftest import HAS_GPU, ROOT, SNIPPETS  # noqa: F401 - re-exported for the tests
+from conftest import HAS_GPU, ROOT, SNIPPETS, UNOPTIMISED_DEVICE_CODE  # noqa: F401 - re-exported
 
 TOOLS = {  # programs readers run for their output: they keep the whole bad-input contract
     "snippets/bench/run.py", "snippets/doctor/gpu_doctor.py", "snippets/aws/choose_instance.py",

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from helpers import HAS_GPU, ROOT, SNIPPETS, load_snippet, run_snippet
+from helpers import HAS_GPU, ROOT, SNIPPETS, UNOPTIMISED_DEVICE_CODE, load_snippet, run_snippet
 
 NUMBA = "matmul/sgemm_numba.py"  # launches and checks sgemm_numba_01_naive.py .. _07_warptile.py
 NUMBA_TILES = "matmul/sgemm_numba_tiles.py"
@@ -110,14 +110,14 @@ def cuda_builds(tmp_path_factory):
     """The lesson alone and bench/runner.cu built around it, side by side (two nvcc processes).
     PTX only (no ptxas) and no cuBLAS (no headers here): the host programs are what run here,
     and they fail at their first CUDA call; gpu/matmul.sh builds the real ones. Without a GPU
-    the device code never runs, so cicc does not optimise it (`-Xcicc -O0`: its optimiser is
-    four fifths of the build); the page's block still builds the lesson for sm_90a at -O3."""
+    the device code never runs, so cicc does not optimise it (conftest's UNOPTIMISED_DEVICE_CODE,
+    as for the page's block, which builds the lesson for sm_90a)."""
     import shutil
 
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not on PATH")
     out = tmp_path_factory.mktemp("sgemm")
-    unoptimised = [] if HAS_GPU else ["-Xcicc", "-O0"]
+    unoptimised = [] if HAS_GPU else UNOPTIMISED_DEVICE_CODE.split()
     ptx = ["nvcc", "-O1", "-arch=compute_90a", "-code=compute_90a", *unoptimised, "-o"]
     builds = {"lesson": [*ptx, str(out / "sgemm"), str(SNIPPETS / CUDA)],
               "runner": [*ptx, str(out / "bench-sgemm"), '-DLESSON="../matmul/sgemm.cu"',
