@@ -65,6 +65,33 @@ def test_a_planted_change_to_a_source_a_run_executed_is_found(tmp_path):
     assert system.changed_sources({"commit": "unknown", "dirty": None}, tmp_path) is None
 
 
+def test_a_comment_docstring_or_demo_edit_leaves_provenance_and_a_statement_change_marks_it(
+        tmp_path):
+    """A results file records, beside each Python source's sha256, the digest of what it runs
+    (`code.syntax`): rewording a comment or a docstring, re-wrapping a line, editing the
+    `__main__` demo or the import of the runner's command line leaves the file unmarked; any
+    statement that runs when the file is measured marks it. A record without the digest (an
+    older results file) is marked by any byte."""
+    lesson = tmp_path / "snippets/toy/lesson.py"
+    lesson.parent.mkdir(parents=True)
+    lesson.write_text('"""A toy lesson."""\nfrom bench import run  # first\nimport math\n\n\n'
+                      'def f(x):\n    """Twice x."""\n    return 2 * x  # doubled\n\n\n'
+                      'if __name__ == "__main__":\n    print(f(1))\n')
+    sources = {"snippets/toy/lesson.py": system._sha256(lesson)}
+    code = {"sources": sources, "syntax": system.syntax_hashes(sources, tmp_path)}
+    lesson.write_text('"""A toy lesson, reworded."""\nimport math\n\n\ndef f(x):\n'
+                      '    return 2 * x\n\n\nif __name__ == "__main__":\n    print(f(2))\n')
+    assert system._sha256(lesson) != sources["snippets/toy/lesson.py"]
+    assert system.changed_sources(code, tmp_path) == []
+    assert system.changed_sources({"sources": sources}, tmp_path) == ["snippets/toy/lesson.py"]
+    for change in ("return 3 * x", "return 2 * x + 0", "return (2 * x, 1)[0]"):
+        lesson.write_text(lesson.read_text().replace("return 2 * x", change))
+        assert system.changed_sources(code, tmp_path) == ["snippets/toy/lesson.py"], change
+        lesson.write_text(lesson.read_text().replace(change, "return 2 * x"))
+    lesson.write_text(lesson.read_text().replace("import math", "import cmath"))
+    assert system.changed_sources(code, tmp_path) == ["snippets/toy/lesson.py"]
+
+
 def run_hashes(code: str, topic: str = "saxpy") -> dict:
     """source_hashes as a run records it: a fresh process that ran `code` first (what it
     imported is then what the test expects, not what other tests of this worker imported)."""

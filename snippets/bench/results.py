@@ -143,6 +143,10 @@ def validate(doc: dict, current: bool = False) -> None:
         if not (isinstance(sources, dict) and all(
                 isinstance(k, str) and isinstance(v, str) and len(v) == 64 for k, v in sources.items())):
             raise ValueError("code.sources must map each source file to its sha256 (hex)")
+        syntax = code.get("syntax", {})
+        if not (isinstance(syntax, dict) and all(
+                isinstance(v, str) and len(v) == 64 and k in sources for k, v in syntax.items())):
+            raise ValueError("code.syntax must map source files of code.sources to a sha256")
         if not isinstance(doc["system"], dict):
             raise ValueError("system must be an object")
         if not (isinstance(doc["notes"], list) and all(isinstance(n, str) for n in doc["notes"])):

@@ -299,7 +299,9 @@ def _run(bench, args, p, output: Path, partial: Path | None, script, cases) -> i
             "case_params": {c: bench.cases[c].params for c in {c for c, _ in state["completed"]}
                             if c in bench.cases}}
         notes = state["notes"] + ([] if final else [PARTIAL_NOTE])
-        code = {**system.code_version(), "sources": system.source_hashes(topic)}
+        sources = system.source_hashes(topic)
+        code = {**system.code_version(), "sources": sources,
+                "syntax": system.syntax_hashes(sources)}
         return results.write_results(path, bench.name, described, state["measurements"], notes,
                                      quick_check=quick, partial=not final, code=code,
                                      variants={**bench.described(), **runner.BUILTIN_VARIANTS},

@@ -9,6 +9,7 @@ None ("unknown" for a commit outside git).
 
 from __future__ import annotations
 
+import ast
 import datetime as dt
 import hashlib
 import importlib.metadata
@@ -164,6 +165,67 @@ def measured(name: str) -> bool:
 # --8<-- [end:measured]
 
 
+def _is_unmeasured_import(node: ast.stmt) -> bool:
+    """`from bench import run` and the like: an import of modules `measured` leaves out."""
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        base = node.module.replace(".", "/")
+        files = ([f"snippets/{base}/{a.name}.py" for a in node.names] if node.module == "bench"
+                 else [f"snippets/{base}.py"])
+    elif isinstance(node, ast.Import):
+        files = [f"snippets/{a.name.replace('.', '/')}.py" for a in node.names]
+    else:
+        return False
+    return all(f in NOT_MEASURED for f in files)
+
+
+def _is_main_block(node: ast.stmt) -> bool:
+    """`if __name__ == "__main__":`, a script's entry point or demo, never run by a measurement."""
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__" and len(test.comparators) == 1
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")
+
+
+def _canonical(node) -> str:
+    """A syntax tree as text, the same on every Python this project runs (3.11 here, 3.12 on
+    the GPU machines): node and field names, without positions, empty lists or Nones (3.12
+    added fields such as `type_params`, empty in this code)."""
+    if isinstance(node, ast.AST):
+        fields = [f"{name}={_canonical(value)}" for name, value in ast.iter_fields(node)
+                  if value is not None and value != []]
+        return f"{type(node).__name__}({','.join(fields)})"
+    if isinstance(node, list):
+        return "[" + ",".join(map(_canonical, node)) + "]"
+    return repr(node)
+
+
+def syntax_digest(source: str | bytes) -> str | None:
+    """The sha256 of what a Python module runs when a measurement imports it: its syntax tree
+    less docstrings, the `__main__` block and imports of unmeasured modules. Comments and layout
+    are not in the tree, so rewording, re-wrapping or documenting a measured file leaves the
+    digest as it was. None for a file that does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    tree.body = [n for n in tree.body if not (_is_main_block(n) or _is_unmeasured_import(n))]
+    return hashlib.sha256(_canonical(tree).encode()).hexdigest()
+
+
+def syntax_hashes(sources: dict[str, str], root: str | os.PathLike = ROOT) -> dict[str, str]:
+    """`syntax_digest` of each Python file of a run's `sources` (recorded beside their sha256)."""
+    digests = {name: syntax_digest((Path(root) / name).read_bytes())
+               for name in sources if name.endswith(".py") and (Path(root) / name).is_file()}
+    return {name: digest for name, digest in digests.items() if digest}
+
+
 def source_hashes(topic: str | os.PathLike) -> dict[str, str]:
     """The sha256 of every source file on a run's measured path: each module of the project it
     imported (the registry, the lessons, the harness's timing code, a companion from another
@@ -187,12 +249,22 @@ def source_hashes(topic: str | os.PathLike) -> dict[str, str]:
 def changed_sources(code: dict, root: str | os.PathLike = ROOT) -> list[str] | None:
     """The files on a results file's measured path (its `code.sources`, less what `measured`
     leaves out) whose content differs now under `root` (or that are gone): the code that
-    measured is no longer the code here. None for a file that records no sources."""
+    measured is no longer the code here. A Python file whose bytes differ but whose
+    `syntax_digest` is the one recorded (`code.syntax`) has not changed what runs: only its
+    comments, layout, docstrings, `__main__` block or unmeasured imports did. None for a file
+    that records no sources."""
     sources = code.get("sources") if isinstance(code, dict) else None
     if not isinstance(sources, dict):
         return None
-    return [name for name, digest in sources.items()
-            if measured(name) and _sha256(Path(root) / name) != digest]
+    syntax = code.get("syntax") if isinstance(code.get("syntax"), dict) else {}
+
+    def changed(name: str, digest: str) -> bool:
+        path = Path(root) / name
+        if _sha256(path) == digest:
+            return False
+        return name not in syntax or not path.is_file() or \
+            syntax_digest(path.read_bytes()) != syntax[name]
+    return [name for name, digest in sources.items() if measured(name) and changed(name, digest)]
 
 
 def library_versions() -> dict:

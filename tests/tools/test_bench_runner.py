@@ -234,6 +234,8 @@ def test_cli_writes_a_valid_results_file_with_compile_times(toy_file, tmp_path):
     sources = doc["code"]["sources"]  # what it ran, hashed: the script and the harness
     assert sources[str(toy_file)] == hashlib.sha256(toy_file.read_bytes()).hexdigest()
     assert {"snippets/bench/runner.py", "snippets/bench/timing.py"} <= sources.keys()
+    from bench.system import syntax_digest  # and what each Python source runs, beside it
+    assert doc["code"]["syntax"][str(toy_file)] == syntax_digest(toy_file.read_bytes())
     assert "[" in proc.stderr and "small: good" in proc.stderr  # progress on stderr
     assert proc.stdout.splitlines()[-1] == f"results written to {out_file}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["toy.json", "toy_benchmark.py"]
@@ -452,6 +454,8 @@ def partial_doc(toy, **change) -> dict:
     ({"notes": [1]}, "notes must be a list of strings"),
     ({"code": {"commit": "x", "dirty": None, "sources": {"a.py": "f00"}}},
      "code.sources must map each source file to its sha256"),
+    ({"code": {"commit": "x", "dirty": None, "sources": {}, "syntax": {"a.py": "0" * 64}}},
+     "code.syntax must map source files of code.sources to a sha256"),
     ({"code": {"commit": "x", "dirty": None, "sources": {"snippets/bench/runner.py": "0" * 64}}},
      "was measured by other code (snippets/bench/runner.py changed since)"),
     ({"completed": [["small", "good"], ["small", "wrong"]]},
