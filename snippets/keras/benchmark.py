@@ -1,6 +1,4 @@
-"""Training throughput of the cats-vs-dogs CNN on the GPU and the host CPU: every row trains with
-climb.py's trainer (or climb_torch.py's), an epoch a call; the figure is seconds per image.
-Run: KERAS_BACKEND=jax python snippets/bench/run.py keras --cases climb --output build/climb.json"""
+"""The cats-vs-dogs CNN's training, climb.py's or climb_torch.py's trainer: a call, an epoch."""
 from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import math
@@ -107,8 +105,7 @@ def reference(p: dict) -> dict:
 
 
 def check(variant: str, result, ref: dict) -> dict:
-    """The loss is a number (bf16 overflow or a broken step gives nan/inf); a model.fit row also
-    trained on the device it names, and XLA compiled its step exactly when the case says so."""
+    """A finite loss; a model.fit row also ran where it says, XLA compiling as the case says."""
     loss = result["loss"] if isinstance(result, dict) else result
     ok = math.isfinite(loss)
     if isinstance(result, dict) and result["backend"] == "jax":  # the places JAX reports

@@ -1,6 +1,5 @@
-"""Matrix multiplication's registry: each kernel held to cuBLAS in its precision, same process
-(sgemm.cu's table by bench/runner.cu; Numba after cuBLAS FP32, Triton after BF16, via PyTorch).
-MATMUL_TUNE=1: every tuning instance (gpu/matmul.sh). Run: python snippets/bench/run.py matmul"""
+"""Matrix multiplication's registry: each kernel against cuBLAS in its precision, in one process.
+MATMUL_TUNE=1: every tuning instance (gpu/matmul.sh)."""
 from bench import run  # first: its Ctrl-C handler covers the imports below
 import importlib.util
 import os
