@@ -2,47 +2,33 @@
 their format, `end_to_end` starts from the float32 matrices on the device (casts and scales
 included). Run: python snippets/bench/run.py fp8   (an FP8-capable GPU)"""
 from bench import run  # first: its Ctrl-C handler covers the imports below
-from bench.adapters import Lesson
+from functools import partial
+
+from bench.adapters import Lesson, resolve
 from bench.registry import Benchmark, Case, Variant, per_case
 import fp8_matmul as fp8
 
-
-def synced(c):  # end to end waits for the device, as a copy back would
-    import torch
-
-    torch.cuda.synchronize()
-    return c
-
-
-row = lambda put, product: Lesson(None, put, product, get=synced)  # noqa: E731 - put, multiply
+# put (untimed in `kernel`), multiply; end to end waits for the device, as a copy back would
+row = lambda put, product: Lesson(
+    None, put, product, get=lambda c: resolve("torch.cuda:synchronize")() or c)
 bf16 = row(lambda a, b: (a.bfloat16(), b.bfloat16()), lambda a16, b16: a16 @ b16)
 # --8<-- [start:register]
 VARIANTS = {
     "bf16": Variant("BF16 `torch.matmul`", measure=bf16),
     "fp8_e4m3": Variant("FP8 e4m3 `torch._scaled_mm`, per-tensor scales",
                         measure=row(fp8.quantized, fp8.fp8_matmul)),
-    "fp8_e4m3_fast": Variant("FP8 e4m3, `use_fast_accum=True`", measure=row(
-        fp8.quantized, lambda *operands: fp8.fp8_matmul(*operands, fast_accum=True))),
+    "fp8_e4m3_fast": Variant("FP8 e4m3, `use_fast_accum=True`",
+                             measure=row(fp8.quantized, partial(fp8.fp8_matmul, fast_accum=True))),
 }
 CASES = {f"n-{n}": Case({"n": n}) for n in (2048, 4096, 8192)}
 # --8<-- [end:register]
+inputs = per_case(lambda p: fp8.inputs(p["n"], seed=p["n"]))  # a and b: rows' and reference's
 
 
-@per_case
-def inputs(p: dict) -> tuple:  # a and b, float32 on the device: every row's and the reference
-    import torch
-
-    g = torch.Generator(device="cuda").manual_seed(p["n"])
-    return tuple(torch.randn(p["n"], p["n"], device="cuda", generator=g) for _ in range(2))
-
-
-def check(variant: str, result, ref: tuple) -> dict:
-    a, b = ref
-    seen = VARIANTS[variant].measure.put(a, b)  # the operands as the tensor cores saw them
-    if variant != "bf16":  # FP8 codes and their scales: what the codes mean
-        a_q, s_a, bt_q, s_b = seen
-        seen = (a_q.float() * s_a, (bt_q.float() * s_b).t())
-    vs_input, vs_operands = fp8.errors(a, b, result, *seen)
+def check(variant: str, result, ref: tuple) -> dict:  # ref: the inputs a and b
+    seen = VARIANTS[variant].measure.put(*ref)  # the operands as the tensor cores saw them
+    seen = seen if variant == "bf16" else fp8.dequantized(*seen)  # what FP8 codes and scales mean
+    vs_input, vs_operands = fp8.errors(*ref, result, *seen)
     # Rounding both operands and the result gives about one unit roundoff u (rms, relative):
     # twice u flags a wrong product, not rounding. e4m3 keeps 4 significant bits, BF16 8.
     u = 2**-4 if variant.startswith("fp8") else 2**-8

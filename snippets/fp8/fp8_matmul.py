@@ -49,6 +49,11 @@ def fp8_matmul(a_q, s_a, b_q, s_b, fast_accum=False):
 
     return torch._scaled_mm(a_q, b_q.t(), scale_a=s_a, scale_b=s_b, out_dtype=torch.bfloat16,
                             use_fast_accum=fast_accum)
+
+
+def dequantized(a_q, s_a, b_q, s_b):
+    """What fp8_matmul's operands mean, in float32: a, and b (from its quantised rows b.T)."""
+    return a_q.float() * s_a, (b_q.float() * s_b).t()
 # --8<-- [end:quantize]
 
 
@@ -64,20 +69,25 @@ def errors(a, b, product, dequantised_a, dequantised_b) -> tuple[float, float]:
 # --8<-- [end:check]
 
 
+def inputs(n: int, seed: int = 0):
+    """Two n x n float32 matrices of standard normal values on the GPU, drawn from `seed`."""
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return tuple(torch.randn(n, n, device="cuda", generator=g) for _ in range(2))
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="FP8 and BF16 products against float64.")
     parser.add_argument("n", nargs="?", type=int, default=1024, help="matrix size (multiple of 16)")
     n = parser.parse_args().n
     if n < 16 or n % 16:
         parser.error(f"n must be a positive multiple of 16 (FP8 products need it), got {n}")
-    import torch  # after the arguments: a wrong n is answered without loading PyTorch
-
-    g = torch.Generator(device="cuda").manual_seed(0)
-    a, b = (torch.randn(n, n, device="cuda", generator=g) for _ in range(2))
-    a_q, s_a, bt_q, s_b = quantized(a, b)
-    fp8 = fp8_matmul(a_q, s_a, bt_q, s_b)
+    a, b = inputs(n)  # after the arguments: a wrong n is answered without loading PyTorch
+    operands = quantized(a, b)
+    fp8 = fp8_matmul(*operands)
     bf16 = a.bfloat16() @ b.bfloat16()
-    for name, c, da, db in (("fp8 e4m3", fp8, a_q.float() * s_a, (bt_q.float() * s_b).t()),
+    for name, c, da, db in (("fp8 e4m3", fp8, *dequantized(*operands)),
                             ("bf16", bf16, a.bfloat16(), b.bfloat16())):
         vs_input, vs_seen = errors(a, b, c, da, db)
         print(f"{name:9} relative error {vs_input:.2e} (vs its own operands {vs_seen:.2e})")
