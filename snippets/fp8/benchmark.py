@@ -9,7 +9,7 @@ from bench.registry import Benchmark, Case, Variant, per_case
 import fp8_matmul as fp8
 
 # put (untimed in `kernel`), multiply; end to end waits for the device, as a copy back would
-row = lambda put, product: Lesson(
+row = lambda put, product: Lesson(  # noqa: E731
     None, put, product, get=lambda c: resolve("torch.cuda:synchronize")() or c)
 bf16 = row(lambda a, b: (a.bfloat16(), b.bfloat16()), lambda a16, b16: a16 @ b16)
 # --8<-- [start:register]
