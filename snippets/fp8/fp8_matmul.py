@@ -49,15 +49,15 @@ def fp8_matmul(a_q, s_a, b_q, s_b, fast_accum=False):
 
     return torch._scaled_mm(a_q, b_q.t(), scale_a=s_a, scale_b=s_b, out_dtype=torch.bfloat16,
                             use_fast_accum=fast_accum)
-
-
-def dequantized(a_q, s_a, b_q, s_b):
-    """What fp8_matmul's operands mean, in float32: a, and b (from its quantised rows b.T)."""
-    return a_q.float() * s_a, (b_q.float() * s_b).t()
 # --8<-- [end:quantize]
 
 
 # --8<-- [start:check]
+def dequantized(a_q, s_a, b_q, s_b):
+    """What fp8_matmul's operands mean, in float32: a, and b (from its quantised rows b.T)."""
+    return a_q.float() * s_a, (b_q.float() * s_b).t()
+
+
 def errors(a, b, product, dequantised_a, dequantised_b) -> tuple[float, float]:
     """Relative error of `product` against float64 products: of the original a and b (what a
     user gets), and of the operands as the tensor cores saw them (the rounding of the product
