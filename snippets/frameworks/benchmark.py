@@ -1,7 +1,6 @@
 """Every execution mode of each framework's training lesson (train_<framework>.py, on task.py's
 data and starting weights), registered with the benchmark runner: a timed call is STEPS steps.
-Run:  python snippets/bench/run.py frameworks --output frameworks.json [--cases small,large]
-"""
+Run:  python snippets/bench/run.py frameworks --output frameworks.json [--cases small,large]"""
 from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import importlib.util
@@ -45,9 +44,9 @@ def steps(framework: str, mode: str, p: dict):
 
 
 DEVICE = "gpu" if shutil.which("nvidia-smi") else "cpu"  # each framework's default device
-FRAMEWORKS = {"tensorflow": ("tensorflow", "eager function xla"),  # library, modes (installed?)
+FRAMEWORKS = {"tensorflow": ("tensorflow", "eager function xla"),  # name: (library, modes)
               "pytorch": ("torch", "eager compile compile_step reduce_overhead"),
-              "jax": ("jax", "eager jit")}
+              "jax": ("jax", "eager jit")}  # a library that is not installed: no rows
 VARIANTS = {f"{fw}_{mode}": Variant(f"{fw} {mode.replace('_', ' ')}", DEVICE, measure=FirstCall(
     steps, (fw, mode))) for fw, (_, modes) in FRAMEWORKS.items() for mode in modes.split()}
 INSTALLED = tuple(k for k in VARIANTS if importlib.util.find_spec(FRAMEWORKS[k.split("_")[0]][0]))
@@ -63,14 +62,11 @@ def check(variant: str, loss: float, start: float) -> dict:
             "ok": bool(np.isfinite(loss)) and loss / start < 1.05}
 
 
-def counts(variant: str, p: dict, start: float) -> dict:
-    # three matrix products forward, 2 b (2w + w^2 + w) flops; backward costs about twice that
-    return {"flops": STEPS * 3 * 2 * p["batch"] * p["width"] * (p["width"] + 3), "work": {}}
-
-
 BENCHMARK = Benchmark(
-    name="frameworks", variants=VARIANTS, cases=CASES, check=check, counts=counts,
-    reference=lambda p: task.start_loss(p["width"], *data(p)), probe_params=CASES["smoke"].params)
+    "frameworks", VARIANTS, CASES, check=check, probe_params=CASES["smoke"].params,
+    reference=lambda p: task.start_loss(p["width"], *data(p)),
+    counts=lambda variant, p, start: {  # forward: 3 matrix products, 2b(2w + w^2 + w); backward 2x
+        "flops": STEPS * 3 * 2 * p["batch"] * p["width"] * (p["width"] + 3), "work": {}})
 
 if __name__ == "__main__":
     raise SystemExit(run.main(BENCHMARK))
