@@ -16,12 +16,11 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 
 def bias_gelu(framework: str, mode: str, p: dict):
-    """The lesson's function, eager or compiled by XLA, on inputs on the device; a call waits for
-    its result (JAX: block_until_ready; TensorFlow: .numpy(), which also copies it to NumPy)."""
+    """The lesson's function (eager, or compiled by XLA) on inputs on the device; a call waits."""
     lesson = importlib.import_module(f"xla_{framework}")
     fn = lesson.bias_gelu if mode == "eager" else lesson.compile_it()
     put, wait = ((lesson.jax.device_put, lesson.jax.block_until_ready) if framework == "jax"
-                 else (lesson.tf.constant, lambda result: result.numpy()))
+                 else (lesson.tf.constant, lambda result: result.numpy()))  # a copy to NumPy
     x, b = (put(a) for a in gelu_demo.make_inputs(p["n"]))
     return lambda: wait(fn(x, b))
 
@@ -40,14 +39,12 @@ def check(variant: str, out, ref: np.ndarray) -> dict:
     return {"metric": "max_abs_error", "value": err, "ok": err <= 1e-5}
 
 
-def counts(variant: str, p: dict, ref) -> dict:
+BENCHMARK = Benchmark(
+    "compilers", VARIANTS, CASES, check=check, probe_params=CASES["smoke"].params,
+    reference=lambda p: gelu_demo.reference(*gelu_demo.make_inputs(p["n"])),
     # fused: x and b read, y written once; op by op, each of ten operations: 2 reads + 1 write
-    return {"bytes": 4 * p["n"] * (3 if variant.endswith(("_jit", "_xla")) else 3 * 10), "work": {}}
-
-
-BENCHMARK = Benchmark("compilers", VARIANTS, CASES, check=check, counts=counts,
-                      reference=lambda p: gelu_demo.reference(*gelu_demo.make_inputs(p["n"])),
-                      probe_params=CASES["smoke"].params)
+    counts=lambda variant, p, ref: {
+        "bytes": 4 * p["n"] * (3 if variant.endswith(("_jit", "_xla")) else 3 * 10), "work": {}})
 
 if __name__ == "__main__":
     raise SystemExit(run.main(BENCHMARK))
