@@ -96,6 +96,18 @@ def test_every_version_learns_the_same_task_from_the_same_start(task, tfmod):
         assert "import task" in text and "def make_data" not in text and "def init_weights" not in text
 
 
+def test_start_loss_is_every_frameworks_loss_before_training(task, tfmod, jaxmod):
+    """task.start_loss (the benchmark's reference), in float64 NumPy, is the loss each trainer
+    computes on its starting weights, to float32 rounding."""
+    x, y = task.make_data()
+    start = task.start_loss(64, x, y)
+    assert 0.6 < start < 0.8
+    for mod in (tfmod, jaxmod):
+        trainer = mod.Trainer(width=64)
+        assert abs(trainer.evaluate(*trainer.put(x, y))[0] - start) < 1e-5
+    assert abs(task.start_loss(64, x, 1 - y) - start) > 1e-3  # it depends on the labels
+
+
 def test_check_fails_unless_the_loss_fell_and_the_accuracy_passed(task, capsys):
     assert task.check("X", (0.7, 0.5), (0.1, 0.9), 0.85) == 0
     assert task.check("X", (0.7, 0.5), (0.8, 0.9), 0.85) == 1  # the loss rose

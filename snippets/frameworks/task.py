@@ -57,6 +57,15 @@ def init_weights(width: int, seed: int = 0) -> list[np.ndarray]:
 # --8<-- [end:data]
 
 
+def start_loss(width: int, x: np.ndarray, y: np.ndarray) -> float:
+    """The loss of the starting weights on (x, y), in float64 NumPy: where every framework's
+    training starts (the benchmark holds each to it)."""
+    w1, b1, w2, b2, w3, b3 = (w.astype(np.float64) for w in init_weights(width))
+    h = np.maximum(np.maximum(x @ w1 + b1, 0) @ w2 + b2, 0)
+    z = (h @ w3 + b3)[:, 0]
+    return float(np.mean(np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))))
+
+
 # --8<-- [start:loop]
 def train(trainer, x, y, steps: int, batch: int, log_every: int = 0) -> list[tuple[int, float]]:
     """Run `steps` steps of trainer.step over fixed batches already on the device (trainer.put);
