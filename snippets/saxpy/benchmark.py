@@ -10,11 +10,10 @@ cupy = lambda fn: OnDevice("cupy", f"saxpy_cupy:{fn}", (A,))  # in the lessons
 cpu = lambda label, fn, *args, group="", **kw: Variant(  # a function of saxpy_numba_cpu.py
     label, "cpu", group=group, measure=OnHost(f"saxpy_numba_cpu:{fn}", args, **kw))
 # --8<-- [start:register]
+STEPS = {"one": "one element per thread", "grid_stride": "grid-stride", "unrolled": "four per trip"}
 VARIANTS = {
-    "numba_one": Variant("Numba, one element per thread", step="1", measure=numba("one")),
-    "numba_grid_stride": Variant("Numba, grid-stride", step="2", measure=numba("grid_stride")),
-    "numba_unrolled": Variant("Numba, four per trip", step="3", measure=numba("unrolled")),
-    "numba_vector": Variant("Numba, 16-byte vector", step="4", measure=numba("vector")),
+    **{f"numba_{k}": Variant(f"Numba, {label}", step=str(i), measure=numba(k))
+       for i, (k, label) in enumerate({**STEPS, "vector": "16-byte vector"}.items(), 1)},
     "numba_forall": Variant("Numba, `forall`, occupancy-chosen blocks", measure=numba("forall")),
     "numba_copy": Variant("`cudaMemcpy` (Numba)", group="copy", measure=DeviceCopy("numba")),
     "cupy_expression": Variant("CuPy expression", measure=cupy("expression")),
@@ -28,10 +27,8 @@ VARIANTS = {
     "torch_copy": Variant("PyTorch `copy_`", group="copy", measure=DeviceCopy("torch")),
     "cuda_c": Variant("CUDA C (every kernel of saxpy.cu)",
                       measure=CTable(Path(__file__).with_name("saxpy.cu"))),
-    "cuda_c_one": Variant("CUDA C, one element per thread", step="1", runs=False),
-    "cuda_c_grid_stride": Variant("CUDA C, grid-stride", step="2", runs=False),
-    "cuda_c_unrolled": Variant("CUDA C, four per trip", step="3", runs=False),
-    "cuda_c_float4": Variant("CUDA C, `float4`", step="4", runs=False),
+    **{f"cuda_c_{k}": Variant(f"CUDA C, {label}", step=str(i), runs=False)  # saxpy.cu's rows
+       for i, (k, label) in enumerate({**STEPS, "float4": "`float4`"}.items(), 1)},
     "cuda_c_copy_memcpy": Variant("`cudaMemcpy` (CUDA C)", group="copy", runs=False),
     "cuda_c_copy_float": Variant("copy kernel, 4-byte accesses", group="copy", runs=False),
     "cuda_c_copy_float4": Variant("copy kernel, `float4`", group="copy", runs=False),
