@@ -9,7 +9,7 @@ from bench.registry import Benchmark, Case, Variant
 import mandelbrot as mb  # the lesson beside this file (a script's own folder is on sys.path)
 
 F32_TOLERANCE = 0.1  # float32 may disagree with float64 on this fraction of pixels at most
-SWEEP = [f"k{k}_{b}" for k in (4, 8, 16) for b in ("8x16", "16x16")]  # the tuning run's candidates
+SWEEP = {f"k{k}_{bx}x16": (k, bx, 16) for k in (4, 8, 16) for bx in (8, 16)}  # the tuning run's
 TUNE = os.environ.get("MANDELBROT_TUNE") == "1"  # the sweep's rows only
 PICKED = dict(p.split("=") for p in os.environ.get("MANDELBROT_PICKED", "").split(",") if p)
 CPU = {"python": "pure Python", "numpy": "NumPy (vectorised)", "njit": "Numba @njit (1 core)",
@@ -19,11 +19,10 @@ def cuda(v: str, label: str = "", step: str = "") -> tuple[str, Variant]:  # a r
     return v, Variant(f"Numba CUDA {mb.KERNELS[v][1].__name__}{label}", step=step,
                       measure=Lesson(mb.mandelbrot_cuda, mb.kernel_arguments, mb.launch, (v,)))
 
-def chunked(kernel: str, step: str = ""):
-    """Every candidate of the sweep (TUNE), else the one picked (by default the lesson's)."""
+def chunked(kernel: str, step: str = ""):  # the sweep (TUNE), else the pick (default: the lesson's)
     dtype = mb.KERNELS[kernel][1]
     for c in SWEEP if TUNE else [PICKED.get(kernel, "k8_8x16")]:  # k{chunk length}_{block}
-        k, bx, by = map(int, c[1:].replace("x", "_").split("_"))
+        k, bx, by = SWEEP[c]
         v = f"{kernel}/{c}" if TUNE else kernel
         mb.KERNELS[v] = (mb.chunked_kernel(dtype, k), dtype, (bx, by))
         yield cuda(v, ", chunked" + f", k = {k}, {bx} x {by}" * TUNE, step)
@@ -32,16 +31,16 @@ VARIANTS = {**{k: Variant(label, "cpu", measure=Lesson(mb.CPU[k])) for k, label 
             **dict([cuda("cuda_f64", step="1"), cuda("cuda_f64_fast", ", tuned", "2"),
                     *chunked("cuda_f64_chunk", "3"), cuda("cuda_f32"), *chunked("cuda_f32_chunk")])}
 VARIANTS = {k: v for k, v in VARIANTS.items() if "/" in k} if TUNE else VARIANTS
-FASTEST = "of the CPU variants only the fastest, Numba on all cores (the others take minutes)"
 BEST = {"variants": tuple(v for v in VARIANTS if v.startswith("cuda") or v == "njit_parallel"),
-        "note": FASTEST}
+        "note": "of the CPU variants only the fastest, Numba on all cores (the others take minutes)"}
 CASES = {name: Case({"width": w, "height": h, "iterations": i}, **kw) for name, w, h, i, kw in [
     ("smoke", 32, 16, 20, {"default": False}), ("article", 1536, 1024, 20, {}),  # smoke: anywhere
     ("deep", 1536, 1024, 1000, BEST), ("large", 6144, 4096, 1000, BEST)]}
-inputs = lambda p: (*mb.coordinates(p["width"], p["height"]), p["iterations"])  # noqa: E731
-reference = lambda p: mb.mandelbrot_njit_parallel(*inputs(p))  # noqa: E731  float64, all cores
 
-def check(variant: str, counts: np.ndarray, ref: np.ndarray) -> dict:
+def reference(p: dict) -> np.ndarray:  # the lesson's float64 loop, on all cores
+    return mb.compute("njit_parallel", **p)
+
+def check(variant: str, counts: np.ndarray, ref: np.ndarray) -> dict:  # float64: every pixel
     wrong = mb.differing_fraction(counts, ref) if counts.shape == ref.shape else 1.0
     ok = wrong <= F32_TOLERANCE * ("f32" in variant)
     return {"metric": "differing_fraction", "value": wrong, "ok": ok}
@@ -62,7 +61,8 @@ def counts(variant: str, p: dict, ref: np.ndarray) -> dict:
     return {"flops": 8 * work["pixel_iterations"] + 3 * escapes, "work": work,
             "bytes": ref.size * 4 + (p["width"] + p["height"]) * (4 if "f32" in variant else 8)}
 
-BENCHMARK = Benchmark("mandelbrot", VARIANTS, CASES, reference, check, counts, inputs,
+BENCHMARK = Benchmark("mandelbrot", VARIANTS, CASES, reference, check, counts,
+                      inputs=lambda p: (*mb.coordinates(p["width"], p["height"]), p["iterations"]),
                       probe_params={"width": 64, "height": 32, "iterations": 20}, compiled=(
                           () if TUNE else ("njit", "njit_parallel", "cuda_f64_fast", "cuda_f32")))
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Timeline registry: pipelines vs their longest stage, chains vs graphs. Run: run.py timeline"""
 from bench import run  # first: its Ctrl-C handler covers the imports below
+import functools
 from importlib import import_module as lesson  # a row loads its lesson when measured
 from pathlib import Path
 
@@ -13,35 +14,36 @@ PIPELINES = ((1, 1), (4, 1), (4, 2), (4, 4), (8, 2), (8, 4), (16, 2), (16, 4), (
              (32, 4), (32, 8), (64, 4), (64, 8), (128, 8))  # overlap.cu's (chunks, streams)
 WAYS = {"stream": "one by one", "graph": "one CUDA graph", "compiled": "`torch.compile`"}
 
-
 def numba(chunks, streams):  # overlap_numba.py's pipeline, from its pinned buffers
     def prepare(p):
-        bufs = lesson("overlap_numba").buffers(p["n"], streams)
-        return Prepared(run=lambda: lesson("overlap_numba").pipeline(*bufs, chunks, p["work"]),
-                        record={"extra": {"chunks": chunks, "streams": streams}})
+        pipe = lesson("overlap_numba")
+        run = functools.partial(pipe.pipeline, *pipe.buffers(p["n"], streams), chunks, p["work"])
+        return Prepared(run=run, record={"extra": {"chunks": chunks, "streams": streams}})
     return Custom(prepare)
-
 
 def torch(way, length):  # graphs_torch.py's chain: one by one, replayed as a graph, compiled
     def prepare(p):
         (x, w), t, last = lesson("graphs_torch").inputs("cuda"), lesson("graphs_torch"), {}
-        fn = t.graphed(x, w, length) if way == "graph" else (lambda: t.chain(x, w, length)) \
-            if way == "stream" else (lambda f: lambda: f(x, w))(t.compiled(length))
-        return Prepared(run=lambda: fn().cpu().numpy(), kernel=lambda: last.update(out=fn()),
+        chain = (t.graphed(x, w, length) if way == "graph"  # captured once, here
+                 else functools.partial(t.compiled(length), x, w) if way == "compiled"
+                 else functools.partial(t.chain, x, w, length))
+        return Prepared(run=lambda: chain().cpu().numpy(), kernel=lambda: last.update(out=chain()),
                         fetch=lambda: last["out"].cpu().numpy(),
                         record={"extra": {"kernels": length}})
     return Custom(prepare)
 
+def c_row(label, group):  # a row of a CUDA C lesson's table: its CTable row reports it
+    return Variant(f"CUDA C, {label}", group=group, runs=False)
 
-C = lambda label, group: Variant(f"CUDA C, {label}", group=group, runs=False)  # noqa: E731
 VARIANTS = {
     "cuda_c_overlap": Variant("CUDA C (overlap.cu's rows)", measure=CTable(HERE / "overlap.cu")),
-    **{f"cuda_c_{s}": C(s.replace("_", " "), "stage") for s in ("copy_in", "compute", "copy_out")},
-    **{f"cuda_c_c{c}_s{s}": C(f"{c} chunks on {s} streams", "pipeline") for c, s in PIPELINES},
+    **{f"cuda_c_{s}": c_row(s.replace("_", " "), "stage")
+       for s in ("copy_in", "compute", "copy_out")},
+    **{f"cuda_c_c{c}_s{s}": c_row(f"{c} chunks on {s} streams", "pipeline") for c, s in PIPELINES},
     **{f"numba_c{c}_s{s}": Variant(f"Numba, {c} chunks on {s} streams", group="pipeline",
                                    measure=numba(c, s)) for c, s in PIPELINES[::4]},
     "cuda_c_graphs": Variant("CUDA C (graphs.cu's rows)", measure=CTable(HERE / "graphs.cu")),
-    **{f"cuda_c_{w}_{n}": C(f"{n} kernels, {WAYS[w]}", w) for n in LENGTHS
+    **{f"cuda_c_{w}_{n}": c_row(f"{n} kernels, {WAYS[w]}", w) for n in LENGTHS
        for w in ("stream", "graph")},
     **{f"torch_{w}_{n}": Variant(f"PyTorch, {n} kernels, {WAYS[w]}", group=w, measure=torch(w, n))
        for w in WAYS for n in LENGTHS if w != "compiled" or n == 100},  # compiling: seconds each
