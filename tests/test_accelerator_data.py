@@ -148,7 +148,7 @@ def test_llm_servers_are_sourced_with_their_status():
 
 
 def test_hlo_op_count_is_counted_from_the_committed_hlo():
-    for name in ("xla-hlo-tensorflow-cpu", "xla-hlo-jax-h200"):
+    for name in ("xla-hlo-tensorflow-cpu", "xla-hlo-jax-h100"):
         hlo = lambda fact: renderers.get_value("cell")(DOCS, f"data/{name}.counts.json", f"{{{fact}}}", key=".")  # noqa: E731
         assert (hlo("total"), hlo("ops"), hlo("fusions"), hlo("kinds")) \
             == ("10", "6 multiply, 3 add, 1 tanh", "1", "kLoop")
@@ -234,7 +234,7 @@ def test_timing_renderers_show_measured_rows_and_name_a_missing_gpu_file():
     per_step_ms = m["median_s"] / 20 * 1e3
     assert f"| {per_step_ms:,.3f} |" in row  # the warm column is per step, not per call
     with pytest.raises(FileNotFoundError):
-        table("accelerators/frameworks.md", "frameworks-h200.json", path="data/frameworks-h200.json-missing")
+        table("accelerators/frameworks.md", "frameworks-h100.json", path="data/frameworks-h100.json-missing")
     html = table("accelerators/platforms.md", "opencl-intel-cpu.json")
     assert "vector_add" in html and "saxpy" in html
     hlo = renderers.get("text_file")(DOCS, path="data/xla-hlo-tensorflow-cpu.txt")

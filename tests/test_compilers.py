@@ -89,7 +89,7 @@ def test_strip_metadata_and_count_fusions(demo):
     assert mod.count_fusions("no fused code here") == 0
 
 
-@pytest.mark.parametrize("name", ["xla-hlo-tensorflow-cpu.txt", "xla-hlo-jax-h200.txt"])
+@pytest.mark.parametrize("name", ["xla-hlo-tensorflow-cpu.txt", "xla-hlo-jax-h100.txt"])
 def test_committed_hlo_shows_one_fused_loop(name):
     text = (ROOT / "docs/data" / name).read_text()
     assert text.startswith("HloModule ")

@@ -19,15 +19,15 @@ DOCS = ROOT / "docs"
 def test_a_page_names_the_run_behind_its_figures_and_offers_its_files():
     page, meta = get_data((DOCS / "kernels" / "saxpy.md").read_text())
     out = provenance(page, DOCS, "kernels/saxpy.md", meta.get("data"))
-    doc = json.loads((DOCS / "data" / "saxpy-h200.json").read_text())
+    doc = json.loads((DOCS / "data" / "saxpy-h100.json").read_text())
     gpu, date, commit = doc["system"]["gpus"][0]["name"], doc["system"]["date"][:10], doc["code"]["commit"][:7]
-    assert f"`data/saxpy-h200.json`: {gpu}, {date}, commit `{commit}`" in out
+    assert f"`data/saxpy-h100.json`: {gpu}, {date}, commit `{commit}`" in out
     assert "[saxpy_numba_cuda.py](../snippets/saxpy/saxpy_numba_cuda.py)" in out
 
 
 def test_a_dirty_tree_is_said_and_a_page_without_figures_or_files_gets_nothing(tmp_path):
     (tmp_path / "data").mkdir()
-    doc = json.loads((DOCS / "data" / "saxpy-h200.json").read_text())
+    doc = json.loads((DOCS / "data" / "saxpy-h100.json").read_text())
     doc["code"]["dirty"] = True
     (tmp_path / "data" / "r.json").write_text(json.dumps(doc))
     out = provenance("<!-- render saxpy_table path=data/r.json -->", tmp_path, "x.md")

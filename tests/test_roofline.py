@@ -202,7 +202,7 @@ def test_roofline_renderer_fails_on_a_point_above_its_roof(renderers, rl, tmp_pa
 
     (tmp_path / "data").mkdir()
     shutil.copy(DATA / "machine-h100.json", tmp_path / "data" / "m.json")
-    doc = json.loads((DATA / "saxpy-h200.json").read_text())
+    doc = json.loads((DATA / "saxpy-h100.json").read_text())
     for m in doc["measurements"]:
         m["median_s"] /= 100  # timed without waiting for the GPU: 100 times the bandwidth
         m["min_s"], m["max_s"] = m["median_s"], m["median_s"]

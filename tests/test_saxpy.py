@@ -292,13 +292,13 @@ def renderers():
 
 
 def test_progression_renders_every_step_for_both_toolkits(renderers):
-    out = renderers.get("saxpy_progression")(ROOT / "docs", path="data/saxpy-h200.json")
+    out = renderers.get("saxpy_progression")(ROOT / "docs", path="data/saxpy-h100.json")
     rows = [line for line in out.splitlines() if line.startswith("| ") and "GB/s" in line]
     assert len(rows) == 4 and all(line.count("GB/s") == 2 for line in rows)
 
 
 def test_table_shows_the_spread_of_three_rounds(renderers):
-    out = renderers.get("saxpy_table")(ROOT / "docs", path="data/saxpy-h200.json")
+    out = renderers.get("saxpy_table")(ROOT / "docs", path="data/saxpy-h100.json")
     row = next(line for line in out.splitlines() if line.startswith("| CUDA C, `float4`"))
     assert " – " in row  # lowest – highest over the rounds
     assert "| Numba, one element per thread |" not in out  # steps 1-3: the progression's
@@ -306,7 +306,7 @@ def test_table_shows_the_spread_of_three_rounds(renderers):
 
 def test_table_rows_come_from_the_results_file(renderers, tmp_path):
     """A variant the registry adds shows up once measured, with its label: no renderer edit."""
-    doc = json.loads((ROOT / "docs/data/saxpy-h200.json").read_text())
+    doc = json.loads((ROOT / "docs/data/saxpy-h100.json").read_text())
     doc["variants"]["numba_new"] = {"label": "Numba, a new launch", "device": "gpu", "step": "",
                                     "group": ""}
     m = next(m for m in doc["measurements"] if (m["case"], m["variant"], m["phase"])
@@ -324,11 +324,11 @@ def test_table_rows_come_from_the_results_file(renderers, tmp_path):
 
 
 def test_values_render_one_figure(renderers):
-    args = {"docs_dir": ROOT / "docs", "path": "data/saxpy-h200.json"}
+    args = {"docs_dir": ROOT / "docs", "path": "data/saxpy-h100.json"}
     assert renderers.get_value("cell")(show="{n:pow2}", where="case=gpu-1", **args) == "2<sup>28</sup>"
     fastest = lambda show: renderers.get_value("cell")(  # noqa: E731 - as the page asks
         show=show, where="case=gpu-1 phase=kernel group=copy", sort="-gbs", **args)
-    doc = json.loads((ROOT / "docs/data/saxpy-h200.json").read_text())
+    doc = json.loads((ROOT / "docs/data/saxpy-h100.json").read_text())
     copies = [m for m in doc["measurements"] if m["case"] == "gpu-1" and m["phase"] == "kernel"
               and doc["variants"][m["variant"]]["group"] == "copy"]
     best = max(copies, key=lambda m: m["bytes"] / m["median_s"])

@@ -22,7 +22,7 @@ def test_committed_json_matches_its_raw_file(path):
 
 def test_each_kind_of_raw_file_is_structured():
     names = {p.name for p in structure_logs.structured()}
-    assert {"xla-hlo-jax-h200.counts.json", "saxpy-ncu-h200.json",
+    assert {"xla-hlo-jax-h100.counts.json", "saxpy-ncu-h200.json",
             "mandelbrot-sass-h100.loops.json"} <= names
 
 
@@ -31,7 +31,7 @@ def test_the_parsers_refuse_a_file_with_nothing_to_count():
         structure_logs.hlo_counts("HloModule m\nENTRY %m { ROOT %a = f32[] add(%b, %c) }\n")
     with pytest.raises(ValueError, match="no kernels"):
         structure_logs.ncu_kernels("==PROF== nothing profiled\n")
-    hlo = structure_logs.hlo_counts((ROOT / "docs/data/xla-hlo-jax-h200.txt").read_text())
+    hlo = structure_logs.hlo_counts((ROOT / "docs/data/xla-hlo-jax-h100.txt").read_text())
     assert (hlo["total"], hlo["ops"], hlo["kinds"]) == (10, "6 multiply, 3 add, 1 tanh", "kLoop")
 
 

@@ -177,7 +177,7 @@ def measurement(base: dict, case: str, variant: str, seconds: float, **extra) ->
 @pytest.fixture(scope="module")
 def made_docs(tmp_path_factory, registry):
     """A docs folder whose results hold stages of 10, 8 and 9 ms, pipelines, and chains."""
-    doc = json.loads((ROOT / "docs/data/saxpy-h200.json").read_text())  # its system and schema
+    doc = json.loads((ROOT / "docs/data/saxpy-h100.json").read_text())  # its system and schema
     base = next(m for m in doc["measurements"] if m["phase"] == "kernel" and m["device"] == "gpu")
     doc["benchmark"] = "timeline"
     doc["variants"] = {k: {"label": v.label, "device": v.device, "step": v.step, "group": v.group}
