@@ -24,7 +24,7 @@ XLA_TF = "compilers/xla_tensorflow.py"
 XLA_JAX = "compilers/xla_jax.py"
 INDUCTOR = "compilers/inductor_torch.py"
 HAS_TORCH = importlib.util.find_spec("torch") is not None
-NO_TORCH = "PyTorch is not installed in CI (too large a download); the H200 run covers it"
+NO_TORCH = "PyTorch is not installed in CI (too large a download); the GPU run covers it"
 
 JAX_STYLE_HLO = """HloModule jit_f, is_scheduled=true
 

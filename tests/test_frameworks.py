@@ -18,7 +18,7 @@ from helpers import ROOT, SNIPPETS, load_benchmark, load_snippet
 TF, TORCH, JAX, KERAS = (f"frameworks/train_{name}.py" for name in
                          ("tensorflow", "pytorch", "jax", "keras"))
 PAR_JAX, PAR_TORCH = "frameworks/parallel_jax.py", "frameworks/parallel_pytorch.py"
-NO_TORCH = "PyTorch is not installed in CI (too large a download); the H200 run covers it"
+NO_TORCH = "PyTorch is not installed in CI (too large a download); the GPU run covers it"
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 

@@ -6,8 +6,8 @@ and not yet delivered at every moment (Little's law: items in a system = rate x 
 Spread over the SMs, that is what each SM must keep in flight; an SM has at most so many
 threads, and each thread only the loads it issues before it needs their results.
 
-Run:  python littles_law.py [--bandwidth 4.8e12] [--sms 132] [--threads-per-sm 2048]
-Defaults: NVIDIA H200 SXM datasheet bandwidth (https://www.nvidia.com/en-us/data-center/h200/),
+Run:  python littles_law.py [--bandwidth 3.35e12] [--sms 132] [--threads-per-sm 2048]
+Defaults: NVIDIA H100 SXM datasheet bandwidth (https://www.nvidia.com/en-us/data-center/h100/),
 132 SMs and 2,048 resident threads per SM (NVIDIA Hopper architecture and the CUDA programming
 guide, compute capability 9.0); all as of 2026-11-29.
 """
@@ -38,8 +38,8 @@ def bytes_in_flight_per_sm(loads: int, width: int, threads_per_sm: int) -> int:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      usage=argparse.SUPPRESS)  # an error is one line
-    parser.add_argument("--bandwidth", type=float, default=4.8e12,
-                        help="memory bandwidth in bytes/s (default 4.8e12: H200 datasheet)")
+    parser.add_argument("--bandwidth", type=float, default=3.35e12,
+                        help="memory bandwidth in bytes/s (default 3.35e12: H100 datasheet)")
     parser.add_argument("--sms", type=int, default=132, help="SMs, default 132")
     parser.add_argument("--threads-per-sm", type=int, default=2048,
                         help="resident threads per SM (default 2048)")
