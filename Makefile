@@ -30,13 +30,10 @@ serve: .venv-site/.done
 build: .venv-site/.done
 	.venv-site/bin/mkdocs build --strict
 
-# Three workers on the 2-core machine, a test file per worker at a time (a file's module
-# fixtures, such as the site's browser visits, are built once), the longest files first in the
-# order conftest.py gives them. Three, not two: much of the suite waits rather than computes
-# (Chromium's round trips, process start-ups): with two workers a run used 1.4 of the 2 cores,
-# and seven of the subprocess-heavy test files took 69 s with two, 53 s with three.
+# Two workers, a test file per worker at a time (a file's module fixtures, such as the site's
+# browser visits, are built once), the longest files first in the order conftest.py gives them.
 # Plain `pytest` (or `pytest --codeblocks docs/`) runs serially.
-XDIST := -n 3 --dist loadfile --no-loadscope-reorder
+XDIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: .venv/.done system-packages opencl-vendors
 	OCL_ICD_VENDORS=$(OPENCL_VENDORS) .venv/bin/python -m pytest $(XDIST)
 

@@ -57,10 +57,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep TensorFlow's start-up
 os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
 
 
-# How `make test` shares the suite between its workers (`-n 3 --dist loadfile
+# How `make test` shares the suite between its two workers (`-n 2 --dist loadfile
 # --no-loadscope-reorder`): a worker takes a whole file at a time (its module fixtures are built
 # once), in collection order, and the next when it is nearly done. The files that take longest
-# are collected first, so that the last one to start is short and the workers end together
+# are collected first, so that the last one to start is short and both workers end together
 # (xdist's own order, most tests first, started the browser visits and the Keras trainings
 # late). The list only orders work; a file missing from it runs after those in it.
 # (`--dist loadgroup` cannot split a file further here: pytest-xdist 3.8 renames node ids

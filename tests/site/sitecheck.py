@@ -27,7 +27,6 @@ import subprocess
 import tarfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -967,51 +966,11 @@ class SiteVisits:
                 if width == "1280" for p, v in visits.items() if v.printed is not None}
 
 
-def visit_pass(browser, server: Server, axe_js: str, scheme: str, paths: list[str],
-               with_figures: set[str], to_print: set[str]) -> tuple[dict, dict]:
-    """One scheme's pass (PASSES): every page loaded at 1280 px in one tab; ({page: its
-    visit}, {page: its visit narrowed to 390 px, for the pages measured there})."""
-    full, rules, narrowed = PASSES[scheme]
-    context = new_context(browser, server, scheme, viewport=WIDE_VIEWPORT)
-    try:
-        page = context.new_page()
-        recorder = Recorder(page, server)
-        wide, small = {}, {}
-        for path in paths:
-            both = narrowed == "all" or path in with_figures
-            text = page_file(server.root, path).read_text()
-            found = visit_page(page, recorder, server, path, scheme, axe_js, full=full,
-                               rules=rules, narrow=NARROW_VIEWPORT if both else None,
-                               printed=path in to_print,
-                               pdf=all(f in text for f in PDF_FIGURES[scheme]))
-            wide[path], small[path] = found if both else (found, None)
-        return wide, {p: v for p, v in small.items() if v is not None}
-    finally:
-        context.close()
-
-
-def pass_in_own_browser(chromium: str, *args) -> tuple[dict, dict]:
-    """visit_pass in a Chromium of its own, driven from this thread by a Playwright of its own
-    (Playwright's sync API serves only the thread that started it)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, headless=True,
-                                             args=CHROMIUM_ARGS)
-        try:
-            return visit_pass(browser, *args)
-        finally:
-            browser.close()
-
-
 @pytest.fixture(scope="session")
-def site_visits(browser, chromium_path, site_server, axe_source) -> SiteVisits:
+def site_visits(browser, site_server, axe_source) -> SiteVisits:
     """Every built page loaded once per colour scheme at 1280 px, measured there, printed (a
     page with a chart or a diagram) and measured again narrowed to 390 px (PASSES), every check
     of a width and scheme made in that one load.
-    The dark pass runs in a thread with a Chromium of its own while the light one runs in the
-    session's: a pass spends most of its time waiting on Chromium's round trips (on 2 cores a
-    pass used under half of one), so the two overlap.
     Each module that imports this fixture gets an instance of its own (see `browser`), so the
     visits are made once and kept in _SHARED."""
     if "visits" in _SHARED:
@@ -1022,14 +981,22 @@ def site_visits(browser, chromium_path, site_server, axe_source) -> SiteVisits:
                     if any(f in page_file(site_server.root, p).read_text() for f in FIGURES)}
     to_print = {p for p in paths
                 if any(f in page_file(site_server.root, p).read_text() for f in PRINT_FIGURES)}
-    common = (site_server, axe_source)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        dark = pool.submit(pass_in_own_browser, chromium_path, *common, "dark", paths,
-                           with_figures, to_print)
-        light = visit_pass(browser, *common, "light", paths, with_figures, to_print)
-        dark = dark.result()  # raises what the dark pass raised
-    passes = {(width, scheme): visits for scheme, found in (("light", light), ("dark", dark))
-              for width, visits in zip(("1280", "390"), found)}
+    passes: dict = {}
+    for scheme, (full, rules, narrowed) in PASSES.items():
+        context = new_context(browser, site_server, scheme, viewport=WIDE_VIEWPORT)
+        page = context.new_page()
+        recorder = Recorder(page, site_server)
+        wide, small = passes.setdefault(("1280", scheme), {}), passes.setdefault(("390", scheme), {})
+        for path in paths:
+            both = narrowed == "all" or path in with_figures
+            text = page_file(site_server.root, path).read_text()
+            found = visit_page(page, recorder, site_server, path, scheme, axe_source, full=full,
+                               rules=rules, narrow=NARROW_VIEWPORT if both else None,
+                               printed=path in to_print,
+                               pdf=all(f in text for f in PDF_FIGURES[scheme]))
+            wide[path], small[path] = found if both else (found, None)
+        passes["390", scheme] = {p: v for p, v in small.items() if v is not None}
+        context.close()
     _SHARED["visits"] = SiteVisits(passes, time.monotonic() - start)
     return _SHARED["visits"]
 
