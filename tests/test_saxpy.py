@@ -348,13 +348,13 @@ def test_ncu_table_comes_from_the_report_of_the_committed_log(renderers):
     import json
 
     kernels = {k["kernel"]: k for k in json.loads(
-        (ROOT / "docs/data/saxpy-ncu-h200.json").read_text())["kernels"]}
+        (ROOT / "docs/data/saxpy-ncu-h100.json").read_text())["kernels"]}
     assert kernels["saxpy"]["block"] == 128 and kernels["saxpy_float4"]["block"] == 256
     assert kernels["saxpy"]["occupancy_pct"] < kernels["saxpy_one"]["occupancy_pct"]
     from renderers.page import render_markdown
 
     lines = map(str.strip, (ROOT / "docs/kernels/saxpy.md").read_text().splitlines())  # a folded block indents its lines
     line = next(l for l in lines
-                if "saxpy-ncu-h200.json" in l and l.startswith("<!-- render"))
+                if "saxpy-ncu-h100.json" in l and l.startswith("<!-- render"))
     out = render_markdown(line, ROOT / "docs", "saxpy.md")
     assert "| `saxpy_float4` | 256 |" in out

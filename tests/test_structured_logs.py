@@ -22,7 +22,7 @@ def test_committed_json_matches_its_raw_file(path):
 
 def test_each_kind_of_raw_file_is_structured():
     names = {p.name for p in structure_logs.structured()}
-    assert {"xla-hlo-jax-h100.counts.json", "saxpy-ncu-h200.json",
+    assert {"xla-hlo-jax-h100.counts.json", "saxpy-ncu-h100.json",
             "mandelbrot-sass-h100.loops.json"} <= names
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "docs" / "data"
-NCU = {"gpu/logs/h200-2026-12-01/saxpy-ncu.txt": "docs/data/saxpy-ncu-h200.json",
+NCU = {"gpu/logs/h100-2026-12-06h/call3/saxpy-ncu.txt": "docs/data/saxpy-ncu-h100.json",
        "gpu/logs/h100-2026-12-06b/reduction/reduction-ncu.txt": "docs/data/reduction-ncu-h100.json"}
 
 ELEMENTWISE = ("add", "subtract", "multiply", "divide", "tanh", "exponential", "log", "maximum",
