@@ -5,11 +5,14 @@
 #   saxpy-lesson.txt      ./build/saxpy: the CUDA C lesson's own check of each kernel
 #   saxpy-numba-ptx.txt   the global loads/stores of each Numba kernel, PTX and SASS
 #   saxpy-bar.txt         the bar tests (each kernel >= the fastest copy of its round)
-#   saxpy-ncu.txt, saxpy-cupy-source.cu   with SAXPY_NCU=1: Nsight Compute on the CuPy kernels and
-#                         the CUDA C one-element and float4 kernels; the source CuPy generated
+#   saxpy-ncu.txt, saxpy-cupy-source.cu   with SAXPY_NCU=1: Nsight Compute on CuPy's first two
+#                         saxpy launches (the ElementwiseKernel) and saxpy.cu's one-element,
+#                         float4 and copy kernels; the source CuPy generated
+#                         (SAXPY_NCU=only: that step alone)
 # SAXPY_CASES=a,b limits the runner to those cases (default: every default case).
 source "$(dirname "$0")/lib/prelude.sh"  # set -u, cd to the root, RESULTS_DIR, step
 
+if [ "${SAXPY_NCU:-0}" != only ]; then
 step "compile the CUDA C lesson for Hopper, and run it (each kernel checked once)"
 timeout 60 nvcc -O3 -arch=sm_90 -Xptxas -v -o build/saxpy snippets/saxpy/saxpy.cu 2>&1 \
     | tee "$RESULTS_DIR/saxpy-nvcc.txt" || status=1
@@ -18,9 +21,10 @@ timeout 60 ./build/saxpy 2>&1 | tee "$RESULTS_DIR/saxpy-lesson.txt" || status=1
 step "global loads and stores of the Numba kernels (PTX, SASS)"
 (cd snippets/saxpy && timeout 60 python3 show_ptx.py) 2>&1 \
     | tee "$RESULTS_DIR/saxpy-numba-ptx.txt" || status=1
+fi
 
-if [ "${SAXPY_NCU:-0}" = 1 ]; then
-    step "Nsight Compute: CuPy ElementwiseKernel vs RawKernel, CUDA C one element vs float4"
+if [ "${SAXPY_NCU:-0}" != 0 ]; then
+    step "Nsight Compute: CuPy's ElementwiseKernel, CUDA C one element, float4 and the copies"
     sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section LaunchStats
               --section Occupancy)
     cache=$(mktemp -d)
@@ -39,6 +43,7 @@ if [ "${SAXPY_NCU:-0}" = 1 ]; then
     done
     grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Memory Throughput|Block Size|Grid Size|Registers|Achieved Occupancy|==PROF==|error" \
         "$RESULTS_DIR/saxpy-ncu.txt" | head -80
+    [ "$SAXPY_NCU" = only ] && exit $status
 fi
 
 step "the benchmark runner: every version, three GPU rounds"
