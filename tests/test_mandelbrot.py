@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from helpers import ROOT, load_benchmark, run_snippet
+from bench import run
 
 # benchmark.py imports the lesson as plain `mandelbrot`, as a run of the script does. Numba's
 # on-disk cache (cache=True) records the defining module's name, so the tests use that module
@@ -198,7 +199,7 @@ def test_sass_is_refused_on_the_simulator_before_any_work(tmp_path, monkeypatch,
     monkeypatch.setattr(mb.config, "ENABLE_CUDASIM", 1)
     monkeypatch.setattr(bm.BENCHMARK, "setup", lambda *a: pytest.fail("launched a kernel"))
     with pytest.raises(SystemExit) as exit_:
-        bm.run.main(bm.BENCHMARK, ["--sass", str(tmp_path / "s.txt")])
+        run.main(bm.BENCHMARK, ["--sass", str(tmp_path / "s.txt")])
     assert exit_.value.code == 2
     assert capsys.readouterr().err == "error: --sass needs an NVIDIA GPU (not the CUDA simulator)\n"
 

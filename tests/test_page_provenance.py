@@ -92,6 +92,34 @@ def test_a_comment_docstring_or_demo_edit_leaves_provenance_and_a_statement_chan
     assert system.changed_sources(code, tmp_path) == ["snippets/toy/lesson.py"]
 
 
+def test_a_harness_module_that_only_gains_names_leaves_provenance(tmp_path):
+    """A results file records a digest per top-level name of each harness module it ran
+    (`code.definitions`): a new adapter and the import it needs leave the file unmarked; a
+    changed or removed definition, a changed statement, or a new name that the recorded code
+    uses (shadowing a built-in or an import it relied on) mark it."""
+    module = tmp_path / "snippets/bench/toy.py"
+    module.parent.mkdir(parents=True)
+    original = ('"""A toy harness module."""\nimport math\nfrom typing import Any\n\n'
+                'LIMIT = 3\n\n\ndef kept(x: Any) -> int:\n    return len(str(math.floor(x)))\n')
+    module.write_text(original)
+    sources = {"snippets/bench/toy.py": system._sha256(module)}
+    code = {"sources": sources, "syntax": system.syntax_hashes(sources, tmp_path),
+            "definitions": system.definition_hashes(sources, tmp_path)}
+    added = original.replace("from typing import Any\n", "from typing import Any\nimport cmath\n")
+    added += "\n\nclass Added:\n    def run(self):\n        return cmath.sqrt(LIMIT)\n"
+    module.write_text(added)
+    assert system.changed_sources(code, tmp_path) == []
+    assert system.changed_sources({**code, "definitions": {}}, tmp_path) == [
+        "snippets/bench/toy.py"]  # an older record (no definitions): any statement marks it
+    for change in (added.replace("LIMIT = 3", "LIMIT = 4"),  # a recorded definition changed
+                   added.replace("import math\n", "import math\nimport os\nos.getpid()\n"),
+                   added.replace("LIMIT = 3\n", ""),  # removed
+                   added + "\n\ndef len(x):\n    return 0\n",  # shadows what kept() calls
+                   added + "\n\nLIMIT = 5\n"):  # bound twice
+        module.write_text(change)
+        assert system.changed_sources(code, tmp_path) == ["snippets/bench/toy.py"], change
+
+
 def run_hashes(code: str, topic: str = "saxpy") -> dict:
     """source_hashes as a run records it: a fresh process that ran `code` first (what it
     imported is then what the test expects, not what other tests of this worker imported)."""

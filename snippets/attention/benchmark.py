@@ -1,8 +1,7 @@
 """Attention's registry: naive PyTorch ops, our fused Triton kernel, PyTorch's SDPA (one backend at
 a time); BF16 (B, H, N, d), B N = 16384, H d = 2048. Run: python snippets/bench/run.py attention"""
-from bench import run  # first: its Ctrl-C handler covers the imports below
 
-import functools, importlib, sys  # noqa: E401
+import functools, importlib  # noqa: E401
 
 from bench.adapters import Lesson
 from bench.registry import Benchmark, Case, Variant
@@ -57,5 +56,3 @@ def counts(variant: str, p: dict, ref) -> dict:  # causal: half the (query, key)
 BENCHMARK = Benchmark(  # the reference: float32 from the same BF16 inputs as the kernel's
     "attention", VARIANTS, CASES, check=check, counts=counts, inputs=lambda p: fp32_inputs(**p),
     reference=lambda p: at.reference_slice(*bf16(*fp32_inputs(**p))))
-if __name__ == "__main__":
-    sys.exit(run.main(BENCHMARK))

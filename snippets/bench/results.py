@@ -53,6 +53,7 @@ under their old rules, until each is measured again; ``validate(doc, current=Tru
 from __future__ import annotations
 
 import json
+import re
 import math
 import os
 from pathlib import Path
@@ -147,6 +148,13 @@ def validate(doc: dict, current: bool = False) -> None:
         if not (isinstance(syntax, dict) and all(
                 isinstance(v, str) and len(v) == 64 and k in sources for k, v in syntax.items())):
             raise ValueError("code.syntax must map source files of code.sources to a sha256")
+        defs = code.get("definitions", {})
+        if not (isinstance(defs, dict) and all(
+                k in sources and isinstance(v, dict) and all(
+                    isinstance(n, str) and isinstance(d, str) and re.fullmatch("[0-9a-f]{16}", d)
+                    for n, d in v.items()) for k, v in defs.items())):
+            raise ValueError("code.definitions must map source files of code.sources to "
+                             "{name: 16 hex digits}")
         if not isinstance(doc["system"], dict):
             raise ValueError("system must be an object")
         if not (isinstance(doc["notes"], list) and all(isinstance(n, str) for n in doc["notes"])):

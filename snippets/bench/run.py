@@ -1,21 +1,18 @@
 """Run a topic's benchmark the fair way and write its results file.
 
-Run:  python snippets/bench/run.py mandelbrot --output docs/data/mandelbrot-h200.json
-which is the same as  python snippets/mandelbrot/benchmark.py --output ...
-A topic's benchmark is snippets/<topic>/benchmark.py: it defines BENCHMARK and ends with
-`sys.exit(run.main(BENCHMARK))`. Run as a script, it finds its topic's teaching files beside it.
+Run:  python snippets/bench/run.py mandelbrot --output docs/data/mandelbrot-h100.json
+A topic's benchmark is snippets/<topic>/benchmark.py, a module that defines BENCHMARK; this
+command imports it with its topic's folder first on sys.path, so it finds its lessons by name.
 Progress goes to stderr; a summary table goes to stdout once the results file is written.
 The output is written whole or not at all. While the run goes on, what is measured so far is kept
 in <name>.partial.json beside it ("partial": true); Ctrl-C leaves an earlier output untouched,
 and --resume continues from the partial file; where the machine is gone, --finish writes the
 partial file final as it stands, with a note naming what it lacks.
 
-Ctrl-C at any moment prints one line and exits 130: a benchmark.py makes `from bench import run`
-its first import, and importing this module from a script's `__main__` (or running it) installs,
-before anything heavy loads, a SIGINT handler that exits at once; `main` puts Python's own
-handler back for the run, whose Ctrl-C keeps what was measured. `run.py <topic>` blocks SIGINT
-across its exec, and the benchmark's import of this module unblocks it with the handler in place,
-so a Ctrl-C during the new interpreter's start-up is answered then.
+Ctrl-C at any moment prints one line and exits 130: run as a command (or imported first by a
+script that calls `main`), this module installs, before anything heavy loads, a SIGINT handler
+that exits at once; `main` puts Python's own handler back for the run, whose Ctrl-C keeps what
+was measured.
 """
 
 from __future__ import annotations
@@ -32,7 +29,7 @@ def _interrupted(signum, frame):
 
 
 def _imported_by_main() -> bool:
-    """Whether the module importing this one is a script's __main__ (a topic's benchmark.py)."""
+    """Whether the module importing this one is a script's __main__ (one that calls `main`)."""
     frame = sys._getframe(1).f_back  # past this module's own frame
     while frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
         frame = frame.f_back
@@ -41,15 +38,18 @@ def _imported_by_main() -> bool:
 
 if __name__ == "__main__" or _imported_by_main():
     signal.signal(signal.SIGINT, _interrupted)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked across run.py's exec
 
 import argparse  # noqa: E402  (after the handler: these imports take time)
+import importlib.util  # noqa: E402
 import json  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from bench import adapters, cli, results, runner, system, timing  # noqa: E402
 
 SNIPPETS = Path(__file__).resolve().parents[1]  # the topics: snippets/<topic>/benchmark.py
+# The topic a compile probe measures: runner.compile_times runs this command again, in fresh
+# processes, as `run.py --probe-compile --variants V`; they inherit the topic from the run.
+PROBED_TOPIC = "BENCH_PROBED_TOPIC"
 PARTIAL_NOTE = "partial results: the run had not finished when this was written"
 
 
@@ -209,7 +209,7 @@ class _Progress:
 
 
 def main(bench: runner.Benchmark, argv: list[str] | None = None) -> int:
-    """The command line of a topic's benchmark.py: `sys.exit(run.main(BENCHMARK))`."""
+    """The command line of a benchmark: `run.py <topic>` calls it with the topic's BENCHMARK."""
     signal.signal(signal.SIGTERM, _terminated)
     stderr, sys.stderr = sys.stderr, _Progress(sys.stderr)
     try:
@@ -301,7 +301,8 @@ def _run(bench, args, p, output: Path, partial: Path | None, script, cases) -> i
         notes = state["notes"] + ([] if final else [PARTIAL_NOTE])
         sources = system.source_hashes(topic)
         code = {**system.code_version(), "sources": sources,
-                "syntax": system.syntax_hashes(sources)}
+                "syntax": system.syntax_hashes(sources),
+                "definitions": system.definition_hashes(sources)}
         return results.write_results(path, bench.name, described, state["measurements"], notes,
                                      quick_check=quick, partial=not final, code=code,
                                      variants={**bench.described(), **runner.BUILTIN_VARIANTS},
@@ -351,7 +352,10 @@ def _run(bench, args, p, output: Path, partial: Path | None, script, cases) -> i
 
 
 def dispatch(argv: list[str]) -> int:
-    """`run.py <topic> [options]`: run snippets/<topic>/benchmark.py with those options."""
+    """`run.py <topic> [options]`: snippets/<topic>/benchmark.py's BENCHMARK run with those
+    options."""
+    if argv[:1] == ["--probe-compile"] and PROBED_TOPIC in os.environ:  # a compile probe
+        argv = [os.environ[PROBED_TOPIC], *argv]
     if not argv or argv[0].startswith("-"):
         topics = sorted(d.name for d in SNIPPETS.iterdir() if (d / "benchmark.py").is_file())
         usage = ("usage: run.py TOPIC [options]  (TOPIC: " + ", ".join(topics) + "; "
@@ -368,8 +372,12 @@ def dispatch(argv: list[str]) -> int:
     if not (argv[0].isidentifier() and script.is_file()):
         print(f"error: no benchmark {argv[0]!r} ({script} does not exist)", file=sys.stderr)
         return 2
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # held until its handler is in
-    os.execv(sys.executable, [sys.executable, str(script), *argv[1:]])  # its folder on sys.path
+    os.environ[PROBED_TOPIC] = argv[0]
+    sys.path[0] = str(script.parent)  # in place of this file's folder: the lessons import by name
+    spec = importlib.util.spec_from_file_location("benchmark", script)
+    module = sys.modules["benchmark"] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return main(module.BENCHMARK, argv[1:])
 
 
 if __name__ == "__main__":

@@ -19,8 +19,8 @@ A variant timed outside Python (a CUDA C binary, a framework's own loop) sets
 `Prepared.external`: a callable returning the program's output, whose `BENCH {json}` lines
 (`bench.external`) carry the samples, the calls per sample and the correctness check.
 
-Without a GPU the GPU variants are skipped and the notes say why. `bench/run.py` is the CLI;
-each benchmark.py ends with `sys.exit(run.main(BENCHMARK))`, so `python benchmark.py` runs it.
+Without a GPU the GPU variants are skipped and the notes say why. `bench/run.py` is the CLI:
+`run.py <topic>` imports snippets/<topic>/benchmark.py and runs its BENCHMARK.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 
 
 def loops(text: str) -> dict[str, dict]:
-    """For each kernel of a SASS dump written by `benchmark.py --sass` (sections headed
+    """For each kernel of a SASS dump written by `run.py <topic> --sass` (sections headed
     "===== VARIANT FUNCTION"), its main loop: of the backward branches' bodies, the one with the
     most products (DMUL in float64, FMUL in float32). Float instructions per iteration = float
     instructions of that precision in the body / iterations per trip, where iterations per trip =

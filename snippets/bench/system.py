@@ -200,11 +200,9 @@ def _canonical(node) -> str:
     return repr(node)
 
 
-def syntax_digest(source: str | bytes) -> str | None:
-    """The sha256 of what a Python module runs when a measurement imports it: its syntax tree
-    less docstrings, the `__main__` block and imports of unmeasured modules. Comments and layout
-    are not in the tree, so rewording, re-wrapping or documenting a measured file leaves the
-    digest as it was. None for a file that does not parse."""
+def _measured_tree(source: str | bytes) -> ast.Module | None:
+    """A module's syntax tree less docstrings, the `__main__` block and imports of unmeasured
+    modules (None for a file that does not parse)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -216,7 +214,16 @@ def syntax_digest(source: str | bytes) -> str | None:
                     and isinstance(body[0].value.value, str):
                 node.body = body[1:] or [ast.Pass()]
     tree.body = [n for n in tree.body if not (_is_main_block(n) or _is_unmeasured_import(n))]
-    return hashlib.sha256(_canonical(tree).encode()).hexdigest()
+    return tree
+
+
+def syntax_digest(source: str | bytes) -> str | None:
+    """The sha256 of what a Python module runs when a measurement imports it: its syntax tree
+    less docstrings, the `__main__` block and imports of unmeasured modules. Comments and layout
+    are not in the tree, so rewording, re-wrapping or documenting a measured file leaves the
+    digest as it was. None for a file that does not parse."""
+    tree = _measured_tree(source)
+    return None if tree is None else hashlib.sha256(_canonical(tree).encode()).hexdigest()
 
 
 def syntax_hashes(sources: dict[str, str], root: str | os.PathLike = ROOT) -> dict[str, str]:
@@ -224,6 +231,92 @@ def syntax_hashes(sources: dict[str, str], root: str | os.PathLike = ROOT) -> di
     digests = {name: syntax_digest((Path(root) / name).read_bytes())
                for name in sources if name.endswith(".py") and (Path(root) / name).is_file()}
     return {name: digest for name, digest in digests.items() if digest}
+
+
+# --8<-- [start:definitions]
+# The harness grows by additions: a new adapter or check beside the others, and the imports it
+# needs. A results file records, for each harness module it ran, a digest per top-level name,
+# so that a name added later, which the run cannot have called, leaves it current; a changed or
+# removed one, or any other statement changed, marks it.
+HARNESS = "snippets/bench/"
+
+
+def only_names_added(source: bytes, recorded: dict[str, str]) -> bool:
+    """Whether a module differs from the one `recorded` (its `definitions`) only by top-level
+    names added, each one that the recorded statements neither use nor bind nor name in a
+    string (a new name there could shadow a built-in or an import those statements rely on)."""
+    now, tree = definitions(source), _measured_tree(source)
+    if now is None or any(now.get(name) != digest for name, digest in recorded.items()):
+        return False
+    named, rest = _split(tree)
+    kept = [node for name, node in named.items() if name in recorded] + rest
+    return not (now.keys() - recorded.keys()) & _names_in(kept)
+# --8<-- [end:definitions]
+
+
+def _statements(tree: ast.Module) -> list[tuple[str | None, ast.stmt]]:
+    """The top-level statements, each with the one name it binds (a `def`, a `class`,
+    `NAME = ...`) or None; an import is one statement per name it binds."""
+    found = []
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                one = (ast.Import(names=[alias]) if isinstance(node, ast.Import) else
+                       ast.ImportFrom(module=node.module, names=[alias], level=node.level))
+                found.append(((alias.asname or alias.name).split(".")[0], one))
+            continue
+        targets = (node.targets if isinstance(node, ast.Assign) else
+                   [node.target] if isinstance(node, ast.AnnAssign) and node.value else [])
+        name = (node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                               ast.ClassDef)) else
+                targets[0].id if len(targets) == 1 and isinstance(targets[0], ast.Name) else None)
+        found.append((name, node))
+    return found
+
+
+def _split(tree: ast.Module) -> tuple[dict[str, ast.stmt], list[ast.stmt]]:
+    """The names bound once at the top level, each with its statement; every other statement."""
+    statements = _statements(tree)
+    names = [name for name, _ in statements]
+    named = {name: node for name, node in statements if name and names.count(name) == 1}
+    return named, [node for name, node in statements if not (name and names.count(name) == 1)]
+
+
+def _names_in(nodes: list) -> set[str]:
+    """Every identifier the statements use or bind, and every string (a `module:name` too)."""
+    found = set()
+    for node in (n for top in nodes for n in ast.walk(top)):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.alias):
+            found.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found |= {node.value, node.value.rpartition(":")[2]}
+    return found
+
+
+def definitions(source: str | bytes) -> dict[str, str] | None:
+    """A digest (16 hex digits) of each name `_split` finds, and under "" of the other statements
+    in their order. None for a file that does not parse."""
+    tree = _measured_tree(source)
+    if tree is None:
+        return None
+    named, rest = _split(tree)
+    digest = lambda node: hashlib.sha256(_canonical(node).encode()).hexdigest()[:16]  # noqa: E731
+    return {**{name: digest(node) for name, node in named.items()}, "": digest(rest)}
+
+
+def definition_hashes(sources: dict[str, str], root: str | os.PathLike = ROOT) -> dict:
+    """`definitions` of each harness module of a run's `sources`."""
+    found = {name: definitions((Path(root) / name).read_bytes()) for name in sources
+             if name.startswith(HARNESS) and name.endswith(".py") and (Path(root) / name).is_file()}
+    return {name: defs for name, defs in found.items() if defs}
+
+
 
 
 def source_hashes(topic: str | os.PathLike) -> dict[str, str]:
@@ -251,19 +344,24 @@ def changed_sources(code: dict, root: str | os.PathLike = ROOT) -> list[str] | N
     leaves out) whose content differs now under `root` (or that are gone): the code that
     measured is no longer the code here. A Python file whose bytes differ but whose
     `syntax_digest` is the one recorded (`code.syntax`) has not changed what runs: only its
-    comments, layout, docstrings, `__main__` block or unmeasured imports did. None for a file
+    comments, layout, docstrings, `__main__` block or unmeasured imports did; nor has a harness
+    module that only gained names (`code.definitions`, `only_names_added`). None for a file
     that records no sources."""
     sources = code.get("sources") if isinstance(code, dict) else None
     if not isinstance(sources, dict):
         return None
     syntax = code.get("syntax") if isinstance(code.get("syntax"), dict) else {}
+    defs = code.get("definitions") if isinstance(code.get("definitions"), dict) else {}
 
     def changed(name: str, digest: str) -> bool:
         path = Path(root) / name
         if _sha256(path) == digest:
             return False
-        return name not in syntax or not path.is_file() or \
-            syntax_digest(path.read_bytes()) != syntax[name]
+        if name not in syntax or not path.is_file():
+            return True
+        source = path.read_bytes()
+        return syntax_digest(source) != syntax[name] and not (
+            name in defs and only_names_added(source, defs[name]))
     return [name for name, digest in sources.items() if measured(name) and changed(name, digest)]
 
 

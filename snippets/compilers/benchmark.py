@@ -1,7 +1,6 @@
 """Bias + GELU run op by op and compiled by XLA in each lesson (xla_<framework>.py; inputs and
 reference from gelu_demo.py), registered with the benchmark runner; frameworks not installed are
 left out.  Run:  python snippets/bench/run.py compilers --output xla.json"""
-from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import importlib.util
 import os
@@ -45,6 +44,3 @@ BENCHMARK = Benchmark(
     # fused: x and b read, y written once; op by op, each of ten operations: 2 reads + 1 write
     counts=lambda variant, p, ref: {
         "bytes": 4 * p["n"] * (3 if variant.endswith(("_jit", "_xla")) else 3 * 10), "work": {}})
-
-if __name__ == "__main__":
-    raise SystemExit(run.main(BENCHMARK))

@@ -1,6 +1,5 @@
 """LLM decode through Llama 3.1 8B's shape, batch 1, 8, 64, against bytes read / the bandwidth of a
 large torch copy_ in the same run. Run: python snippets/bench/run.py decode   (a CUDA GPU)"""
-from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import functools, gc, numpy as np, torch  # noqa: E401
 from bench.adapters import Custom, DeviceCopy
@@ -79,5 +78,3 @@ def check(variant, got, ref):  # a step vs eager: two BF16 roundings of 32 layer
 BENCHMARK = Benchmark(  # counts: the copy's bytes read and written; a step's, from its session
     "decode", VARIANTS, CASES, reference, check, inputs=inputs,
     counts=lambda variant, p, ref: {"bytes": 8 * p["n"]} if "n" in p else session(p)[1])
-if __name__ == "__main__":
-    raise SystemExit(run.main(BENCHMARK))

@@ -1,7 +1,6 @@
 """FP8 (e4m3, per-tensor scales) against BF16: `kernel` times the product on operands already in
 their format, `end_to_end` starts from the float32 matrices on the device (casts and scales
 included). Run: python snippets/bench/run.py fp8   (an FP8-capable GPU)"""
-from bench import run  # first: its Ctrl-C handler covers the imports below
 from functools import partial
 
 from bench.adapters import Lesson, resolve
@@ -42,5 +41,3 @@ def counts(variant: str, p: dict, ref) -> dict:
 
 
 BENCHMARK = Benchmark("fp8", VARIANTS, CASES, inputs, check, counts, inputs)
-if __name__ == "__main__":
-    raise SystemExit(run.main(BENCHMARK))

@@ -1,7 +1,6 @@
 """Every execution mode of each framework's training lesson (train_<framework>.py, on task.py's
 data and starting weights), registered with the benchmark runner: a timed call is STEPS steps.
 Run:  python snippets/bench/run.py frameworks --output frameworks.json [--cases small,large]"""
-from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import importlib.util
 import itertools
@@ -67,6 +66,3 @@ BENCHMARK = Benchmark(
     reference=lambda p: task.start_loss(p["width"], *data(p)),
     counts=lambda variant, p, start: {  # forward: 3 matrix products, 2b(2w + w^2 + w); backward 2x
         "flops": STEPS * 3 * 2 * p["batch"] * p["width"] * (p["width"] + 3), "work": {}})
-
-if __name__ == "__main__":
-    raise SystemExit(run.main(BENCHMARK))

@@ -1,5 +1,4 @@
 """The cats-vs-dogs CNN's training, climb.py's or climb_torch.py's trainer: a call, an epoch."""
-from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import math
 
@@ -124,5 +123,3 @@ def counts(variant: str, p: dict, ref: dict) -> dict:  # a call is one image
 
 BENCHMARK = Benchmark("keras", VARIANTS, CASES, reference, check, counts,
                       lambda p: images(p["images"], p["image_size"]))
-if __name__ == "__main__":
-    raise SystemExit(run.main(BENCHMARK))

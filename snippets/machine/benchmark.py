@@ -1,7 +1,6 @@
 """Your machine's roofline ceilings: CPU bandwidth (SAXPY's Numba lesson) and BLAS rates; GPU copy,
 SAXPY, host<->device copies and cuBLAS rates through PyTorch. Every result is checked first.
 Run: python snippets/bench/run.py machine   (quick: --cases quick-cpu,quick-cpu-matmul)"""
-from bench import run  # first: its Ctrl-C handler covers the imports below
 import sys
 from pathlib import Path
 
@@ -103,5 +102,3 @@ def check(variant: str, result, ref: dict) -> dict:
 # The CPU stream rows are Numba JIT functions whose first call compiles: probed on stream vectors.
 BENCHMARK = Benchmark("machine", VARIANTS, CASES, reference, check, counts, inputs,
                       compiled=STREAM, probe_params={"n": 2**16})
-if __name__ == "__main__":
-    raise SystemExit(run.main(BENCHMARK))

@@ -1,6 +1,5 @@
 """Mandelbrot's registry, every variant of mandelbrot.py: python snippets/bench/run.py mandelbrot.
 gpu/mandelbrot.sh: MANDELBROT_TUNE=1 (the sweep), then MANDELBROT_PICKED=<kernel>=k8_8x16,..."""
-from bench import run  # first: its Ctrl-C handler covers the imports below
 import os
 import numpy as np
 
@@ -65,5 +64,3 @@ BENCHMARK = Benchmark("mandelbrot", VARIANTS, CASES, reference, check, counts,
                       inputs=lambda p: (*mb.coordinates(p["width"], p["height"]), p["iterations"]),
                       probe_params={"width": 64, "height": 32, "iterations": 20}, compiled=(
                           () if TUNE else ("njit", "njit_parallel", "cuda_f64_fast", "cuda_f32")))
-if __name__ == "__main__":
-    raise SystemExit(run.main(BENCHMARK))

@@ -1,6 +1,5 @@
 """Matrix multiplication's registry: each kernel against cuBLAS in its precision, in one process.
 MATMUL_TUNE=1: every tuning instance (gpu/matmul.sh)."""
-from bench import run  # first: its Ctrl-C handler covers the imports below
 import importlib.util
 import os
 from pathlib import Path
@@ -106,5 +105,3 @@ def counts(variant: str, p: dict, ref) -> dict:
 BENCHMARK = Benchmark("matmul", VARIANTS, CASES, reference, check, counts, inputs,
                       probe_params={"m": 64, "n": 64, "k": 64}, compiled=(
                           "numba/warptile", *(("triton", "triton_tma") if HAVE_TORCH_GPU else ())))
-if __name__ == "__main__":
-    raise SystemExit(run.main(BENCHMARK))

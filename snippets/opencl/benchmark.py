@@ -1,7 +1,6 @@
 """The OpenCL vector add and SAXPY, registered with the benchmark runner: one row per kind of
 OpenCL device found here, timed by the OpenCL adapter, every result checked against NumPy first.
 Run it with:  python snippets/bench/run.py opencl --output opencl.json"""
-from bench import run  # first: its Ctrl-C handler covers the imports below
 
 import cl_device  # the lessons beside this file: the device handling and the kernels
 import numpy as np
@@ -37,6 +36,3 @@ CASES["smoke"] = Case({"kernel": "vector_add", "n": 5000}, variants=HERE, defaul
 BENCHMARK = Benchmark(  # two float32 arrays read, one written; SAXPY's multiply-add is 2 flops
     "opencl", VARIANTS, CASES, reference=lambda p: None, check=None, counts=lambda v, p, ref: {
         "bytes": 12 * p["n"], "flops": {"vector_add": 1, "saxpy": 2}[p["kernel"]] * p["n"]})
-
-if __name__ == "__main__":
-    raise SystemExit(run.main(BENCHMARK))

@@ -1,6 +1,5 @@
 """Reduction's registry: the sums against their round's fastest read-only kernel, softmax and
 RMSNorm against a copy. Run: python snippets/bench/run.py reduction (C rows: nvcc builds them)"""
-from bench import run  # first: its Ctrl-C handler covers the imports below
 
 from functools import partial
 from pathlib import Path
@@ -110,5 +109,3 @@ def counts(variant: str, p: dict, ref) -> dict:  # bytes: read each float once (
 
 BENCHMARK = Benchmark("reduction", VARIANTS, CASES, reference, check, counts, host_input,
                       compiled=("numba_one_pass",), probe_params={"n": 1024})
-if __name__ == "__main__":
-    raise SystemExit(run.main(BENCHMARK))

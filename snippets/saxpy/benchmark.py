@@ -1,5 +1,4 @@
 """SAXPY's registry: rows held to their round's copies. Run: python snippets/bench/run.py saxpy"""
-from bench import run  # first: its Ctrl-C handler covers the imports below
 from pathlib import Path
 
 from bench.adapters import CTable, DeviceCopy, OnDevice, OnHost
@@ -53,5 +52,3 @@ CASES = {
 kind = lambda v: "read" if v == "cpu_read" else VARIANTS[v].group or "saxpy"  # what a row computes
 BENCHMARK = Benchmark("saxpy", VARIANTS, CASES, **elementwise(A, make_inputs, kind),
                       compiled=("numba_vector", "numba_parallel"), probe_params={"n": 1024})
-if __name__ == "__main__":
-    raise SystemExit(run.main(BENCHMARK))

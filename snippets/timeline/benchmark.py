@@ -1,5 +1,4 @@
 """Timeline registry: pipelines vs their longest stage, chains vs graphs. Run: run.py timeline"""
-from bench import run  # first: its Ctrl-C handler covers the imports below
 import functools
 from importlib import import_module as lesson  # a row loads its lesson when measured
 from pathlib import Path
@@ -58,5 +57,3 @@ BENCHMARK = Benchmark("timeline", VARIANTS, CASES, reference=want,  # numba_* or
                       check=lambda v, got, ref: exact(np.asarray(got), ref[v.partition("_")[0]]),
                       counts=lambda v, p, ref: {"bytes": 8 * p["n"], "flops": 2 * p["work"]
                                                 * p["n"]} if v[0] == "n" else {})  # chains: none
-if __name__ == "__main__":
-    raise SystemExit(run.main(BENCHMARK))

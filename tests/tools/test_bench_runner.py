@@ -1,5 +1,5 @@
 """The benchmark runner (snippets/bench/runner.py, bench/run.py): a toy benchmark script (its
-registry and `sys.exit(run.main(BENCHMARK))`), checked before it is timed, batched, compile-probed in fresh processes; variants timed by
+registry and `sys.exit(run.main(BENCHMARK))`, as a script may call it), checked before it is timed, batched, compile-probed in fresh processes; variants timed by
 an external program; the CLI's errors, output checks, Ctrl-C and --resume; and the no-GPU path
 on the Mandelbrot smoke case."""
 
@@ -236,6 +236,10 @@ def test_cli_writes_a_valid_results_file_with_compile_times(toy_file, tmp_path):
     assert {"snippets/bench/runner.py", "snippets/bench/timing.py"} <= sources.keys()
     from bench.system import syntax_digest  # and what each Python source runs, beside it
     assert doc["code"]["syntax"][str(toy_file)] == syntax_digest(toy_file.read_bytes())
+    from bench.system import definitions  # and, for the harness's modules, each name's digest
+    runner_py = ROOT / "snippets/bench/runner.py"
+    assert doc["code"]["definitions"]["snippets/bench/runner.py"] == definitions(
+        runner_py.read_bytes()) and str(toy_file) not in doc["code"]["definitions"]
     assert "[" in proc.stderr and "small: good" in proc.stderr  # progress on stderr
     assert proc.stdout.splitlines()[-1] == f"results written to {out_file}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["toy.json", "toy_benchmark.py"]
@@ -359,13 +363,17 @@ def test_resume_refuses_a_foreign_or_broken_partial_file(toy_file, tmp_path, cap
 
 
 def test_mandelbrot_without_gpu_runs_cpu_and_says_why(tmp_path):
+    """Also the compile probes of a topic run through run.py: fresh `run.py` processes."""
     if HAS_GPU:
         pytest.skip("this machine has a GPU")
     out_file = tmp_path / "m.json"
-    proc = run_snippet(CLI, "mandelbrot", "--cases", "smoke", "--variants", "numpy,cuda_f64",
-                       "--compile-runs", "0", "--output", out_file, env=cli_env())
+    proc = run_snippet(CLI, "mandelbrot", "--cases", "smoke", "--variants", "numpy,njit,cuda_f64",
+                       "--compile-runs", "1", "--output", out_file, env=cli_env())
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out_file.read_text())
+    assert {(m["variant"], m["phase"]) for m in doc["measurements"]} >= {
+        ("njit", "compile_first"), ("njit", "compile_cached")}
+    doc["measurements"] = [m for m in doc["measurements"] if m["variant"] != "njit"]
     assert {m["variant"] for m in doc["measurements"]} == {"numpy"}
     assert any("no CUDA GPU found" in n for n in doc["notes"])
     m = doc["measurements"][0]
@@ -456,6 +464,9 @@ def partial_doc(toy, **change) -> dict:
      "code.sources must map each source file to its sha256"),
     ({"code": {"commit": "x", "dirty": None, "sources": {}, "syntax": {"a.py": "0" * 64}}},
      "code.syntax must map source files of code.sources to a sha256"),
+    ({"code": {"commit": "x", "dirty": None, "sources": {"a.py": "0" * 64},
+               "definitions": {"a.py": {"f": "0" * 64}}}},
+     "code.definitions must map source files of code.sources to {name: 16 hex digits}"),
     ({"code": {"commit": "x", "dirty": None, "sources": {"snippets/bench/runner.py": "0" * 64}}},
      "was measured by other code (snippets/bench/runner.py changed since)"),
     ({"completed": [["small", "good"], ["small", "wrong"]]},
@@ -513,24 +524,15 @@ def wait_until(proc, file: str, text: str) -> None:
         time.sleep(0.002)
 
 
-@pytest.mark.parametrize(("how", "moment", "after"), [
-    ("run.py", "exec", 0.0),  # the topic's interpreter is starting: SIGINT is held until the
-    ("run.py", "numpy", 0.0),  # handler is in; then numpy, the lesson and numba load
-    ("run.py", "numpy", 0.15),
-    ("benchmark.py", "numpy", 0.0), ("benchmark.py", "numpy", 0.15)])
-def test_ctrl_c_while_the_imports_load_is_one_line_and_130(tmp_path, how, moment, after):
+@pytest.mark.parametrize("after", [0.0, 0.15])  # numpy, the lesson and numba load
+def test_ctrl_c_while_the_imports_load_is_one_line_and_130(tmp_path, after):
     out_file = tmp_path / "m.json"
     out_file.write_text("earlier\n")
-    script = [SNIPPETS / "bench" / "run.py", "mandelbrot"] if how == "run.py" else [
-        SNIPPETS / "mandelbrot" / "benchmark.py"]
-    proc = subprocess.Popen([sys.executable, *map(str, script), "--cases", "smoke",
-                             "--compile-runs", "0", "--output", str(out_file)],
+    proc = subprocess.Popen([sys.executable, str(SNIPPETS / "bench" / "run.py"), "mandelbrot",
+                             "--cases", "smoke", "--compile-runs", "0", "--output", str(out_file)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             env=cli_env(), start_new_session=True)
-    if moment == "exec":
-        wait_until(proc, "cmdline", "mandelbrot/benchmark.py")
-    else:
-        wait_until(proc, "maps", "numpy")  # numpy's libraries are loading: imports under way
+    wait_until(proc, "maps", "numpy")  # numpy's libraries are loading: imports under way
     time.sleep(after)
     os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C does: the whole process group
     _, err = proc.communicate(timeout=120)
