@@ -4,6 +4,7 @@ in for a GPU library, and the C runner built around a lesson (bench/runner.cu)."
 from __future__ import annotations
 
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -88,6 +89,23 @@ def test_a_lesson_without_whole_puts_launches_and_gets_its_last_argument():
     prepared = row.prepare((X, Y), {})
     prepared.kernel()
     assert np.array_equal(prepared.fetch(), X + Y) and np.array_equal(prepared.run(), X + Y)
+
+
+def test_built_times_the_build_and_first_call_apart_then_the_call_alone():
+    built, calls = [], []
+
+    def build(scale, params):  # compiled and captured here, once per case
+        built.append(params["n"])
+        time.sleep(0.05)
+        return lambda: calls.append("call") or scale * X[:params["n"]]
+
+    row = adapters.Built(build, (2,), get=lambda out: out.tolist(), record={"extra": {"k": 1}})
+    prepared = row.prepare((), {"n": 3})
+    assert built == [3] and calls == ["call"]  # the first call is made in prepare
+    assert row.first_call_s({"n": 3}) >= 0.05 and row.first_call_s({"n": 4}) is None
+    assert prepared.kernel() is None and calls == ["call"] * 2  # launched, not fetched
+    assert prepared.fetch() == [0.0, 2.0, 4.0] == prepared.run() and len(calls) == 3
+    assert prepared.record == {"extra": {"k": 1}} and built == [3]
 
 
 def test_on_host_returns_what_the_function_returns_or_its_output():

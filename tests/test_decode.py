@@ -104,8 +104,8 @@ def synthetic(copy_s: float, steps: dict[tuple[int, str], float], weights=16e9, 
     doc["variants"]["torch_copy"] = {"label": "copy", "device": "gpu", "step": "", "group": "copy"}
     doc["measurements"] = [row("copy", "torch_copy", copy_s, 8 * 2**28, {"n": 2**28})] + [
         row(f"batch-{b}", v, s, weights + b * kv, {"batch": b, "context": 1024},
-            extra={"first_call_s": 1.0, "weights": weights, "kv_cache": b * kv,
-                   "kv_cache_allocated": b * kv, "kv_positions": 1025})
+            work={"first_call_s": 1.0}, extra={"weights": weights, "kv_cache": b * kv,
+                                               "kv_cache_allocated": b * kv, "kv_positions": 1025})
         for (b, v), s in steps.items()]
     return doc
 

@@ -26,7 +26,7 @@ def figures(doc: dict, m: dict) -> dict:
     bound = batch * copy_gbs(doc) * 1e9 / m["bytes"]
     return {"label": label(doc, m["variant"]), "batch": batch, "ms": m["median_s"] * 1e3,
             "tokens": batch / m["median_s"], "gbs": gbs(m), "bound": bound,
-            "share": batch / m["median_s"] / bound, "first_s": m["extra"]["first_call_s"],
+            "share": batch / m["median_s"] / bound, "first_s": m["work"]["first_call_s"],
             "error": m["error"]["value"]}
 
 

@@ -449,6 +449,35 @@ class FirstCall:
 
 
 @dataclass(frozen=True)
+class Built:
+    """A call built for the case on the device: `build(*args, params)` returns it (a compiled
+    step, a CUDA graph's replay), and each call launches its work and returns the result there.
+    The build and the first call, where compilation and capture happen, are timed together on
+    the host clock (the row's `work.first_call_s`). Then the call alone is the kernel time and
+    `get(call())`, which waits for the device or copies the result back, is end to end.
+    (FirstCall is for a call that waits for its own result, a framework's training steps.)"""
+    build: Callable | str
+    args: tuple = ()
+    get: Callable = lambda out: out
+    record: dict = field(default_factory=dict, hash=False)  # into each measurement (extra)
+    seconds: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def prepare(self, inputs: tuple, params: dict):
+        from bench.runner import Prepared
+
+        last = {}
+        t0 = time.perf_counter()
+        call = resolve(self.build)(*self.args, params)
+        self.get(call())  # the first call: compilation, capture
+        self.seconds[json.dumps(params, sort_keys=True)] = time.perf_counter() - t0
+        return Prepared(run=lambda: self.get(call()), kernel=lambda: last.update(out=call()),
+                        fetch=lambda: self.get(last["out"]), record=self.record)
+
+    def first_call_s(self, params: dict) -> float | None:
+        return self.seconds.get(json.dumps(params, sort_keys=True))
+
+
+@dataclass(frozen=True)
 class Lesson:
     """A lesson's own functions, on the case's inputs as they are (not copied): `whole(*inputs,
     *args)` is the reader's call, host data in and the result out (timed end to end; on the GPU

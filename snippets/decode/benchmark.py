@@ -2,9 +2,8 @@
 large torch copy_ in the same run. Run: python snippets/bench/run.py decode   (a CUDA GPU)"""
 
 import functools, gc, numpy as np, torch  # noqa: E401
-from bench.adapters import Custom, DeviceCopy
-from bench.registry import Benchmark, Case, Prepared, Variant, exact, per_case
-from bench.timing import time_once
+from bench.adapters import Built, DeviceCopy
+from bench.registry import Benchmark, Case, Variant, exact, per_case
 import llama_decode as ld
 
 C, CONTEXT = ld.Config(), 1024  # 1,024 tokens in the cache; the step writes and reads one more
@@ -26,26 +25,12 @@ def session(p):  # random keys and values at positions 0..CONTEXT-1; the cache's
     return (model(), cache, rope, tokens, pos, C), {
         "bytes": sum(read.values()), "flops": read["weights"] * p["batch"], "extra": extra}
 
-def step(p, compiled: bool, graph: bool, split_kv: bool):  # the case's step, built now
+def step(compiled: bool, graph: bool, split_kv: bool, p):  # the case's step, built now
     made = functools.partial(ld.decode_step, *session(p)[0], layer(compiled, split_kv))
     return ld.as_cuda_graph(made) if graph else made
 
-def step_row(compiled: bool, graph: bool, split_kv=True) -> Custom:
-    def prepare(p):
-        made = {}
-
-        def first():  # the step built (compiled, captured) and called once: timed apart
-            made["step"] = step(p, compiled, graph, split_kv)
-            return run()
-
-        def run():  # one step, waited for
-            out = made["step"]()
-            torch.cuda.synchronize()
-            return out
-        seconds = time_once(first)  # on the harness's clock
-        return Prepared(run=run, kernel=lambda: made.update(out=made["step"]()),
-                        fetch=lambda: made["out"], record={"extra": {"first_call_s": seconds}})
-    return Custom(prepare)
+step_row = lambda compiled, graph, split_kv=True: Built(  # noqa: E731 - end to end: a step, waited
+    step, (compiled, graph, split_kv), get=lambda out: torch.cuda.synchronize() or out)
 
 # --8<-- [start:register]
 VARIANTS = {
@@ -67,7 +52,7 @@ def inputs(p):  # the copy's (1 GiB of ones); a step makes its own on the GPU
     return (np.ones(p["n"], np.float32),) if "n" in p else ()
 
 def reference(p):  # a step's: the eager step with SDPA's attention, PyTorch's own
-    return inputs(p)[0] if "n" in p else step(p, False, False, split_kv=False)().float().cpu()
+    return inputs(p)[0] if "n" in p else step(False, False, False, p)().float().cpu()
 
 def check(variant, got, ref):  # a step vs eager: two BF16 roundings of 32 layers, a few % apart
     if variant == "torch_copy":

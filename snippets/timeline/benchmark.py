@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.adapters import CTable, Custom
+from bench.adapters import Built, CTable, Custom
 from bench.registry import Benchmark, Case, Prepared, Variant, exact, per_case
 
 HERE, WORK, LENGTHS = Path(__file__).parent, 2048, (1, 10, 100, 1000)  # as overlap.cu, graphs.cu
@@ -20,16 +20,15 @@ def numba(chunks, streams):  # overlap_numba.py's pipeline, from its pinned buff
         return Prepared(run=run, record={"extra": {"chunks": chunks, "streams": streams}})
     return Custom(prepare)
 
-def torch(way, length):  # graphs_torch.py's chain: one by one, replayed as a graph, compiled
-    def prepare(p):
-        (x, w), t, last = lesson("graphs_torch").inputs("cuda"), lesson("graphs_torch"), {}
-        chain = (t.graphed(x, w, length) if way == "graph"  # captured once, here
-                 else functools.partial(t.compiled(length), x, w) if way == "compiled"
-                 else functools.partial(t.chain, x, w, length))
-        return Prepared(run=lambda: chain().cpu().numpy(), kernel=lambda: last.update(out=chain()),
-                        fetch=lambda: last["out"].cpu().numpy(),
-                        record={"extra": {"kernels": length}})
-    return Custom(prepare)
+def chain(way, length, p):  # graphs_torch.py's chain: one by one, replayed as a graph, compiled
+    t = lesson("graphs_torch")
+    x, w = t.inputs("cuda")
+    return (t.graphed(x, w, length) if way == "graph"  # captured once, here
+            else functools.partial(t.compiled(length), x, w) if way == "compiled"
+            else functools.partial(t.chain, x, w, length))
+
+torch = lambda way, length: Built(chain, (way, length), get=lambda out: out.cpu().numpy(),  # noqa
+                                  record={"extra": {"kernels": length}})
 
 def c_row(label, group):  # a row of a CUDA C lesson's table: its CTable row reports it
     return Variant(f"CUDA C, {label}", group=group, runs=False)
