@@ -198,6 +198,8 @@ def test_benchmark_smoke_case_writes_a_valid_results_file(tmp_path):
     assert {("numba_vector", "kernel"), ("numba_vector", "end_to_end"), ("numba_copy", "kernel"),
             ("numpy", "kernel"), ("cpu_read", "kernel")} <= found
     assert all(m["error"]["value"] == 0 for m in doc["measurements"])
+    # the topic's C lesson is on its measured path though no row of this run compiled it
+    assert {"snippets/saxpy/saxpy.cu", "snippets/saxpy/benchmark.py"} <= doc["code"]["sources"].keys()
 
 
 def fake_runner(monkeypatch, tmp_path, script: str):

@@ -208,17 +208,19 @@ class _Progress:
         return getattr(self.stream, name)
 
 
-def main(bench: runner.Benchmark, argv: list[str] | None = None) -> int:
-    """The command line of a benchmark: `run.py <topic>` calls it with the topic's BENCHMARK."""
+def main(bench: runner.Benchmark, argv: list[str] | None = None,
+         folder: Path | None = None) -> int:
+    """The command line of a benchmark: `run.py <topic>` calls it with the topic's BENCHMARK and
+    folder (whose sources the results file hashes; default: the folder of the script run)."""
     signal.signal(signal.SIGTERM, _terminated)
     stderr, sys.stderr = sys.stderr, _Progress(sys.stderr)
     try:
-        return cli.run_main(lambda a: _main(bench, a), argv)
+        return cli.run_main(lambda a: _main(bench, a, folder), argv)
     finally:
         sys.stderr = stderr
 
 
-def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
+def _main(bench: runner.Benchmark, argv: list[str] | None, folder: Path | None) -> int:
     p = parser(bench.name)
     args = p.parse_args(argv)
     main_file = getattr(sys.modules["__main__"], "__file__", None)
@@ -254,7 +256,7 @@ def _main(bench: runner.Benchmark, argv: list[str] | None) -> int:
         p.error(f"--output {output} is not a file: there is no partial file to continue")
     try:
         with cli.lock(output if partial is not None else None):
-            return _run(bench, args, p, output, partial, script, cases)
+            return _run(bench, args, p, output, partial, script, folder, cases)
     except cli.Locked as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -265,7 +267,7 @@ def damaged(exc: BaseException, partial: Path) -> str:
             else str(exc))
 
 
-def _run(bench, args, p, output: Path, partial: Path | None, script, cases) -> int:
+def _run(bench, args, p, output: Path, partial: Path | None, script, folder, cases) -> int:
     """The run itself, with the output's lock held; `partial` None: nothing kept on the way."""
     previous = {}
     if args.finish:
@@ -286,7 +288,7 @@ def _run(bench, args, p, output: Path, partial: Path | None, script, cases) -> i
               "instead", file=sys.stderr)
 
     described = system.describe_system()
-    topic = script.parent if script else SNIPPETS / bench.name  # its sources are hashed
+    topic = folder or (script.parent if script else SNIPPETS / bench.name)  # hashed
     quick = args.repeats < timing.MIN_REPEATS or bool(previous.get("quick_check"))
     previous["notes"] = [n for n in previous.get("notes", []) if n != PARTIAL_NOTE]
     state: dict = {"measurements": previous.get("measurements", []),
@@ -377,7 +379,7 @@ def dispatch(argv: list[str]) -> int:
     spec = importlib.util.spec_from_file_location("benchmark", script)
     module = sys.modules["benchmark"] = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return main(module.BENCHMARK, argv[1:])
+    return main(module.BENCHMARK, argv[1:], script.parent)
 
 
 if __name__ == "__main__":
