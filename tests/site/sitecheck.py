@@ -942,16 +942,19 @@ class Pass(NamedTuple):
     full: bool  # every check (visit_page's `full`), or those a scheme can change
     rules: list[str] | None  # axe's rules (None: all, see full_audit)
     measured: str  # the pages `measure`d at 1280 px and again at 390 px: "all" or "figures"
-    search: bool  # Material's search worker runs (it builds the search index on every load)
+    searched: tuple[str, ...]  # the pages on which Material's search worker runs
 
 
 # The dark pass keeps to what the scheme changes: its colours (palette, axe's colour rules,
 # charts' and notebooks' copies, what prints), on every page. The widths are measured on the
 # pages with a chart, a diagram or a notebook (the rest a phone in the dark shows as the phone in
-# the light and the wide screen in the dark do; no dark check reads their measures). And the
-# search worker does not run: it indexes the same search_index.json on every page whatever the
-# scheme (a third of a page load's CPU), and the light pass runs it on every page.
-PASSES = {"light": Pass(True, None, "all", True), "dark": Pass(False, COLOUR_RULES, "figures", False)}
+# the light and the wide screen in the dark do; no dark check reads their measures).
+# Material's search worker indexes the same search_index.json on every page load, whatever the
+# page or scheme: a third of a load's CPU. It runs on the home page of the light pass (and in the
+# search tests); elsewhere the site's worker file is answered with an empty script, after its
+# request was made and recorded as any other (a wrong path or a missing file still fails).
+PASSES = {"light": Pass(True, None, "all", ("",)),
+          "dark": Pass(False, COLOUR_RULES, "figures", ())}
 SEARCH_WORKER = "**/assets/javascripts/workers/search.*.js"
 # The PDF (`print_page`) shows that the page prints at all; its layout under print media, which
 # the print tests read, is measured on every page of both schemes. Light prints every PDF; dark,
@@ -999,15 +1002,22 @@ def site_visits(browser, site_server, axe_source) -> SiteVisits:
     to_print = {p for p in paths
                 if any(f in page_file(site_server.root, p).read_text() for f in PRINT_FIGURES)}
     passes: dict = {}
-    for scheme, (full, rules, measured, search) in PASSES.items():
+    searching = {"now": False}
+
+    def search_worker(route):
+        if searching["now"] or site_server.local_file(route.request.url) is None:
+            route.continue_()
+        else:  # an empty worker: Material's search waits for its answer, quietly
+            route.fulfill(status=200, content_type="text/javascript", body="")
+
+    for scheme, (full, rules, measured, searched) in PASSES.items():
         context = new_context(browser, site_server, scheme, viewport=WIDE_VIEWPORT)
-        if not search:  # an empty worker: Material's search waits for an answer, quietly
-            context.route(SEARCH_WORKER, lambda route: route.fulfill(
-                status=200, content_type="text/javascript", body=""))
+        context.route(SEARCH_WORKER, search_worker)
         page = context.new_page()
         recorder = Recorder(page, site_server)
         wide, small = passes.setdefault(("1280", scheme), {}), passes.setdefault(("390", scheme), {})
         for path in paths:
+            searching["now"] = path in searched
             both = measured == "all" or path in with_figures
             text = page_file(site_server.root, path).read_text()
             found = visit_page(page, recorder, site_server, path, scheme, axe_source, full=full,
