@@ -9,8 +9,8 @@ Everything runs against the site that the root ``built_site`` fixture builds onc
 served from 127.0.0.1 on a free port under the path of ``site_url`` (as GitHub Pages serves it),
 in one headless Chromium (Debian's ``chromium``) driven by Playwright. Each page is loaded once
 in a light and once in a dark colour scheme at 1280 px and measured there, printed to A4 (a page
-with a chart or a diagram) and measured again narrowed to 390 px (``site_visits``); the tests
-then assert on what the visits recorded.
+with a chart or a diagram) and measured again narrowed to 390 px (``site_visits``; the dark pass
+checks what the scheme changes, ``PASSES``); the tests then assert on what the visits recorded.
 Nothing here reaches beyond this machine, except apt and npm when Chromium or axe-core is missing.
 """
 
