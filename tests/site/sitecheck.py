@@ -9,8 +9,8 @@ Everything runs against the site that the root ``built_site`` fixture builds onc
 served from 127.0.0.1 on a free port under the path of ``site_url`` (as GitHub Pages serves it),
 in one headless Chromium (Debian's ``chromium``) driven by Playwright. Each page is loaded once
 in a light and once in a dark colour scheme at 1280 px and measured there, printed to A4 (a page
-with a chart or a diagram) and measured again narrowed to 390 px (``site_visits``); the tests
-then assert on what the visits recorded.
+with a chart or a diagram) and measured again narrowed to 390 px (``site_visits``; the dark pass
+checks what the scheme changes, ``PASSES``); the tests then assert on what the visits recorded.
 Nothing here reaches beyond this machine, except apt and npm when Chromium or axe-core is missing.
 """
 
@@ -29,6 +29,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -870,10 +871,11 @@ def print_page(page, pdf: bool = True) -> dict:
 def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
                axe_js: str | None, full: bool, rules: list[str] | None = COLOUR_RULES,
                mermaid_timeout_ms: int = MERMAID_TIMEOUT_MS, narrow: dict | None = None,
-               printed: bool = False, pdf: bool = True):
+               printed: bool = False, pdf: bool = True, measured: bool = True):
     """Load one page and record what the tests check. `full`: every check (the copy button
     clicked, images, code, notebook); otherwise the scheme, errors, requests, diagrams,
-    readability, sideways scroll, notebook images' colours and axe's `rules` (None: all).
+    readability, sideways scroll, notebook images' colours and axe's `rules` (None: all);
+    without `measured`, none of what `measure` records at this width.
     With `printed`, the page, settled, is then printed (`print_page`, into visit.printed; to a
     PDF too with `pdf`). With
     `narrow` (a viewport), the page is then narrowed to it and measured again (`measure`): the
@@ -885,7 +887,8 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
     try:
         page.goto(server.url(path), wait_until="load")
         visit.color_scheme = page.evaluate("document.body.getAttribute('data-md-color-scheme')")
-        measure(page, visit, mermaid_timeout_ms)
+        if measured:
+            measure(page, visit, mermaid_timeout_ms)
         if axe_js:
             # Audit before anything is clicked: the copy button's "Copied to clipboard" toast
             # fades out over a few hundred ms, and axe would catch it half-transparent.
@@ -932,10 +935,27 @@ def visit_page(page, recorder: Recorder, server: Server, path: str, scheme: str,
 
 WIDE_VIEWPORT = {"width": 1280, "height": 900}
 FIGURES = ('class="mermaid"', 'class="data-chart"', 'class="jupyter-wrapper"')
-# Per scheme: every check? axe's rules (None: all, see full_audit), and the pages measured again at 390 px
-# ("figures": only those with a chart, a diagram or a notebook; the rest a phone in the dark
-# shows as the phone in the light and the wide screen in the dark do).
-PASSES = {"light": (True, None, "all"), "dark": (False, COLOUR_RULES, "figures")}
+
+
+class Pass(NamedTuple):
+    """What one colour scheme's pass checks on each page."""
+    full: bool  # every check (visit_page's `full`), or those a scheme can change
+    rules: list[str] | None  # axe's rules (None: all, see full_audit)
+    measured: str  # the pages `measure`d at 1280 px and again at 390 px: "all" or "figures"
+    searched: tuple[str, ...]  # the pages on which Material's search worker runs
+
+
+# The dark pass keeps to what the scheme changes: its colours (palette, axe's colour rules,
+# charts' and notebooks' copies, what prints), on every page. The widths are measured on the
+# pages with a chart, a diagram or a notebook (the rest a phone in the dark shows as the phone in
+# the light and the wide screen in the dark do; no dark check reads their measures).
+# Material's search worker indexes the same search_index.json on every page load, whatever the
+# page or scheme: a third of a load's CPU. It runs on the home page of the light pass (and in the
+# search tests); elsewhere the site's worker file is answered with an empty script, after its
+# request was made and recorded as any other (a wrong path or a missing file still fails).
+PASSES = {"light": Pass(True, None, "all", ("",)),
+          "dark": Pass(False, COLOUR_RULES, "figures", ())}
+SEARCH_WORKER = "**/assets/javascripts/workers/search.*.js"
 # The PDF (`print_page`) shows that the page prints at all; its layout under print media, which
 # the print tests read, is measured on every page of both schemes. Light prints every PDF; dark,
 # the pages holding both a diagram and a chart (the scheme changes colours, not what prints).
@@ -982,18 +1002,28 @@ def site_visits(browser, site_server, axe_source) -> SiteVisits:
     to_print = {p for p in paths
                 if any(f in page_file(site_server.root, p).read_text() for f in PRINT_FIGURES)}
     passes: dict = {}
-    for scheme, (full, rules, narrowed) in PASSES.items():
+    searching = {"now": False}
+
+    def search_worker(route):
+        if searching["now"] or site_server.local_file(route.request.url) is None:
+            route.continue_()
+        else:  # an empty worker: Material's search waits for its answer, quietly
+            route.fulfill(status=200, content_type="text/javascript", body="")
+
+    for scheme, (full, rules, measured, searched) in PASSES.items():
         context = new_context(browser, site_server, scheme, viewport=WIDE_VIEWPORT)
+        context.route(SEARCH_WORKER, search_worker)
         page = context.new_page()
         recorder = Recorder(page, site_server)
         wide, small = passes.setdefault(("1280", scheme), {}), passes.setdefault(("390", scheme), {})
         for path in paths:
-            both = narrowed == "all" or path in with_figures
+            searching["now"] = path in searched
+            both = measured == "all" or path in with_figures
             text = page_file(site_server.root, path).read_text()
             found = visit_page(page, recorder, site_server, path, scheme, axe_source, full=full,
                                rules=rules, narrow=NARROW_VIEWPORT if both else None,
                                printed=path in to_print,
-                               pdf=all(f in text for f in PDF_FIGURES[scheme]))
+                               pdf=all(f in text for f in PDF_FIGURES[scheme]), measured=both)
             wide[path], small[path] = found if both else (found, None)
         passes["390", scheme] = {p: v for p, v in small.items() if v is not None}
         context.close()
