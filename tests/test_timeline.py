@@ -9,6 +9,7 @@ import copy
 import gzip
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -191,6 +192,8 @@ def made_docs(tmp_path_factory, registry):
     ms += [measurement(base, "graphs", f"{lib}_{way}_{n}", n * us * 1e-6, kernels=n)
            for lib in ("cuda_c", "torch") for n in (1, 1000)
            for way, us in (("stream", 4.0), ("graph", 4.0 if n == 1 else 1.0))]
+    ms += [{**measurement(base, "graphs", "cuda_c_stream_100", 500e-6, kernels=100),
+            "spread": 3.3}]  # the unsteady row the page names
     doc["measurements"] = ms
     docs = tmp_path_factory.mktemp("docs")
     (docs / "data").mkdir()
@@ -217,7 +220,21 @@ def test_page_renders_the_figures_the_results_hold(made_docs):
     assert "37 %" in text  # one chunk on one stream: 10 of 27 ms
     assert "16 chunks on 4 streams" in text and "95 %" in text  # 10 / 10.5 ms
     assert "25 %" in text and "100 %" in text  # a graph of 1000 kernels, of one kernel
+    assert re.search(r"took\s+(<[^>]*>)?3\.3\s+times", text)  # the unsteady row's spread
     assert "idle: synchronisation" in text
+
+
+def test_the_unsteady_row_the_page_names_is_the_one_that_stands_out():
+    """timeline.md: the CUDA C one-by-one chain of 100 kernels stands above both neighbours in
+    the committed run, and its samples were unsteady (slowest over fastest above 2)."""
+    from bench.results import load_results
+
+    doc = load_results(ROOT / "docs/data/timeline-h100.json")
+    per_kernel = {n: medians(doc, "graphs")[f"cuda_c_stream_{n}"] / n for n in (10, 100, 1000)}
+    assert per_kernel[100] > max(per_kernel[10], per_kernel[1000])
+    spread = next(m["spread"] for m in doc["measurements"] if m["case"] == "graphs"
+                  and m["variant"] == "cuda_c_stream_100" and m["phase"] == "kernel")
+    assert spread > 2
 
 
 # ---------------------------------------------------------------- on a GPU
