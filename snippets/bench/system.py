@@ -226,11 +226,16 @@ def syntax_digest(source: str | bytes) -> str | None:
     return None if tree is None else hashlib.sha256(_canonical(tree).encode()).hexdigest()
 
 
+def _of_python_files(digest, sources: dict, root, under: str = "") -> dict:
+    """`digest(bytes)` of each Python file of `sources` under `under` that exists and parses."""
+    found = {name: digest((Path(root) / name).read_bytes()) for name in sources
+             if name.startswith(under) and name.endswith(".py") and (Path(root) / name).is_file()}
+    return {name: value for name, value in found.items() if value}
+
+
 def syntax_hashes(sources: dict[str, str], root: str | os.PathLike = ROOT) -> dict[str, str]:
     """`syntax_digest` of each Python file of a run's `sources` (recorded beside their sha256)."""
-    digests = {name: syntax_digest((Path(root) / name).read_bytes())
-               for name in sources if name.endswith(".py") and (Path(root) / name).is_file()}
-    return {name: digest for name, digest in digests.items() if digest}
+    return _of_python_files(syntax_digest, sources, root)
 
 
 # --8<-- [start:definitions]
@@ -245,7 +250,8 @@ def only_names_added(source: bytes, recorded: dict[str, str]) -> bool:
     """Whether a module differs from the one `recorded` (its `definitions`) only by top-level
     names added, each one that the recorded statements neither use nor bind nor name in a
     string (a new name there could shadow a built-in or an import those statements rely on)."""
-    now, tree = definitions(source), _measured_tree(source)
+    tree = _measured_tree(source)
+    now = None if tree is None else _digests(tree)
     if now is None or any(now.get(name) != digest for name, digest in recorded.items()):
         return False
     named, rest = _split(tree)
@@ -299,24 +305,22 @@ def _names_in(nodes: list) -> set[str]:
     return found
 
 
-def definitions(source: str | bytes) -> dict[str, str] | None:
-    """A digest (16 hex digits) of each name `_split` finds, and under "" of the other statements
-    in their order. None for a file that does not parse."""
-    tree = _measured_tree(source)
-    if tree is None:
-        return None
+def _digests(tree: ast.Module) -> dict[str, str]:
     named, rest = _split(tree)
     digest = lambda node: hashlib.sha256(_canonical(node).encode()).hexdigest()[:16]  # noqa: E731
     return {**{name: digest(node) for name, node in named.items()}, "": digest(rest)}
 
 
+def definitions(source: str | bytes) -> dict[str, str] | None:
+    """A digest (16 hex digits) of each name `_split` finds, and under "" of the other statements
+    in their order. None for a file that does not parse."""
+    tree = _measured_tree(source)
+    return None if tree is None else _digests(tree)
+
+
 def definition_hashes(sources: dict[str, str], root: str | os.PathLike = ROOT) -> dict:
     """`definitions` of each harness module of a run's `sources`."""
-    found = {name: definitions((Path(root) / name).read_bytes()) for name in sources
-             if name.startswith(HARNESS) and name.endswith(".py") and (Path(root) / name).is_file()}
-    return {name: defs for name, defs in found.items() if defs}
-
-
+    return _of_python_files(definitions, sources, root, under=HARNESS)
 
 
 def source_hashes(topic: str | os.PathLike) -> dict[str, str]:
