@@ -128,6 +128,16 @@ def graph_share(docs_dir: Path, length: str = "1000", lib: str = "cuda_c", *, pa
     return f"{100 * b['median_s'] / a['median_s']:.0f} %"
 
 
+@value("timeline.launch_spread")
+def launch_spread(docs_dir: Path, length: str = "100", *, path: str) -> str:
+    """`{{ timeline.launch_spread 100 }}`: slowest over fastest sample of CUDA C's chain of
+    `length` kernels launched one by one."""
+    got = rows(load(docs_dir, path), "graphs").get(f"cuda_c_stream_{length}")
+    if not got:
+        raise ValueError(f"{path} lacks the CUDA C chain of {length} launched one by one")
+    return f"{got['spread']:.1f}"
+
+
 def trace_of(docs_dir: Path, path: str, name: str) -> dict:
     traces = load_json(docs_dir, path).get("traces", {})
     if name not in traces:
